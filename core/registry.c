@@ -1,0 +1,1 @@
+int rpma_registry_placeholder;
