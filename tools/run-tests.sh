@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# run-tests.sh -- build the tree out of source and run the whole test suite
+#
+# Usage: tools/run-tests.sh [build-dir]   (default: ./build)
+# Environment: RPMA_DISTCHECK=0 skips 'make distcheck'; RPMA_GUEST=0 skips the
+# Soft-RoCE guest runs (reported as skipped, never as passed).
+set -uo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$src/build}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step() { printf '\n=== %s\n' "$*"; }
+fail() { echo "run-tests.sh: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+step "autoreconf"
+(cd "$src" && autoreconf -fi >/dev/null 2>&1) || fail "autoreconf failed"
+mkdir -p "$build" || fail "cannot create $build"
+cd "$build" || fail "cannot enter $build"
+step "configure"
+"$src"/configure -q || fail "configure failed"
+step "make"
+make -j"$jobs" >make.log 2>&1 || { tail -50 make.log; fail "build failed"; }
+step "format-check"
+make -s format-check || fail "sources are not formatted (run 'make format')"
+step "make check"
+make -j"$jobs" check >check.log 2>&1
+check_rc=$?
+grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log || true
+if [ "$check_rc" -ne 0 ]; then
+	for f in $(grep -lE '^:test-result: (FAIL|ERROR|XPASS)' $(find . -name '*.trs') 2>/dev/null); do
+		echo "----- ${f%.trs}.log"
+		tail -40 "${f%.trs}.log"
+	done
+fi
+dist_rc=0
+if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
+	step "make distcheck"
+	RPMA_GUEST=0 make -j"$jobs" distcheck >distcheck.log 2>&1
+	dist_rc=$?
+	if [ "$dist_rc" -ne 0 ]; then
+		tail -40 distcheck.log
+		echo "run-tests.sh: make distcheck failed" >&2
+	else
+		grep -E 'archives ready for distribution' -A2 distcheck.log | head -3
+	fi
+fi
+step "summary"
+bash "$src"/tests/summary.sh . || true
+if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ]; then
+	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
+fi
+# the closing line (tests/summary.sh prints the counts of the test run itself)
+bash "$src"/tests/summary.sh --line . $((dist_rc != 0))
+[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ]
