@@ -13,3 +13,6 @@ cd "$build"
 make -j"$(nproc 2>/dev/null || echo 2)" >make.log 2>&1 || { tail -40 make.log; exit 1; }
 echo "=== providers built into librpma"
 ./tools/rpma-info 127.0.0.1
+echo
+echo "=== persistent replication over the default provider on 127.0.0.1"
+./examples/replicate/rpma-replicate demo --records 4000 --size 64 --file "$build/replica.dat"
