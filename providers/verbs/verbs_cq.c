@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* verbs_cq.c -- completion queues and completion channels of the verbs provider */
+
+#include <limits.h>
+
+#include "verbs.h"
+
+/*
+ * vrb_cq_init -- create a CQ of size entries signalling through its own
+ * completion channel, or through shared_channel when not NULL, and arm it
+ */
+int vrb_cq_init(struct vrb_cq *cq, struct ibv_context *ctx, uint32_t size,
+		struct ibv_comp_channel *shared_channel)
+{
+	int e;
+
+	if (size > INT_MAX) {
+		VRB_LOG_ERROR("a CQ of %u entries is too large", size);
+		return RPMA_E_INVAL;
+	}
+
+	if (shared_channel) {
+		cq->channel = shared_channel;
+		cq->shared = true;
+	} else {
+		errno = 0;
+		cq->channel = ibv_create_comp_channel(ctx);
+		if (cq->channel == NULL) {
+			e = vrb_errno();
+			VRB_LOG_ERRNO(e, "ibv_create_comp_channel failed");
+			return vrb_err(e);
+		}
+		cq->shared = false;
+	}
+
+	errno = 0;
+	cq->cq = ibv_create_cq(ctx, (int)size, NULL, cq->channel, 0);
+	if (cq->cq == NULL) {
+		e = vrb_errno();
+		VRB_LOG_ERRNO(e, "ibv_create_cq(%u entries) failed", size);
+		goto err_channel;
+	}
+
+	/* armed from the start: the first completion already signals the channel */
+	e = ibv_req_notify_cq(cq->cq, 0);
+	if (e) {
+		VRB_LOG_ERRNO(e, "ibv_req_notify_cq failed");
+		goto err_cq;
+	}
+	return 0;
+
+err_cq:
+	(void)ibv_destroy_cq(cq->cq);
+	cq->cq = NULL;
+err_channel:
+	if (!cq->shared)
+		(void)ibv_destroy_comp_channel(cq->channel);
+	cq->channel = NULL;
+	return vrb_err(e);
+}
+
+/* vrb_cq_fini -- destroy the CQ and its own channel; the first error is returned */
+int vrb_cq_fini(struct vrb_cq *cq)
+{
+	int ret = 0;
+	int e;
+
+	if (cq->cq) {
+		e = ibv_destroy_cq(cq->cq);
+		if (e) {
+			VRB_LOG_ERRNO(e, "ibv_destroy_cq failed");
+			ret = vrb_err(e);
+		}
+		cq->cq = NULL;
+	}
+	if (cq->channel && !cq->shared) {
+		if (ibv_destroy_comp_channel(cq->channel)) {
+			e = vrb_errno();
+			VRB_LOG_ERRNO(e, "ibv_destroy_comp_channel failed");
+			if (!ret)
+				ret = vrb_err(e);
+		}
+	}
+	cq->channel = NULL;
+	return ret;
+}
+
+/* vrb_cq_get_fd -- the descriptor of the CQ's completion channel */
+int vrb_cq_get_fd(const struct rpma_cq *cq, int *fd)
+{
+	*fd = vrb_cq(cq)->channel->fd;
+	return 0;
+}
+
+/*
+ * vrb_channel_get -- take one event from a completion channel, acknowledge
+ * it and arm its CQ again; *fired is the CQ that signalled
+ */
+static int vrb_channel_get(struct ibv_comp_channel *channel, struct ibv_cq **fired)
+{
+	struct ibv_cq *ev_cq = NULL;
+	void *ev_ctx = NULL;
+
+	errno = 0;
+	if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx)) {
+		int e = vrb_errno();
+		if (e == EAGAIN || e == EWOULDBLOCK)
+			return RPMA_E_NO_COMPLETION; /* a non-blocking channel with nothing */
+		VRB_LOG_ERRNO(e, "ibv_get_cq_event failed");
+		return RPMA_E_NO_COMPLETION;
+	}
+	ibv_ack_cq_events(ev_cq, 1);
+
+	int e = ibv_req_notify_cq(ev_cq, 0);
+	if (e) {
+		VRB_LOG_ERRNO(e, "ibv_req_notify_cq failed");
+		return RPMA_E_PROVIDER;
+	}
+	*fired = ev_cq;
+	return 0;
+}
+
+/* vrb_cq_wait -- wait for the CQ's channel, acknowledge the event, re-arm */
+int vrb_cq_wait(struct rpma_cq *cq)
+{
+	struct vrb_cq *vc = vrb_cq(cq);
+	struct ibv_cq *fired = NULL;
+	int ret = vrb_channel_get(vc->channel, &fired);
+	if (ret)
+		return ret;
+	if (fired != vc->cq) {
+		VRB_LOG_ERROR("the completion channel signalled an unknown CQ");
+		return RPMA_E_UNKNOWN;
+	}
+	return 0;
+}
+
+/* vrb_cq_poll -- ibv_poll_cq as it is */
+int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	int n = ibv_poll_cq(vrb_cq(cq)->cq, num_entries, wc);
+	if (n < 0) {
+		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
+		return RPMA_E_PROVIDER;
+	}
+	return n;
+}
+
+/* vrb_conn_wait -- wait on the connection's shared channel; tell the CQ from the receive CQ */
+int vrb_conn_wait(struct rpma_conn *conn, bool *is_rcq)
+{
+	struct vrb_conn *vc = vrb_conn(conn);
+	struct ibv_cq *fired = NULL;
+
+	if (vc->shared_channel == NULL) {
+		VRB_LOG_ERROR("the connection has no shared completion channel");
+		return RPMA_E_NOT_SHARED_CHNL;
+	}
+	int ret = vrb_channel_get(vc->shared_channel, &fired);
+	if (ret)
+		return ret;
+	if (fired == vc->cq->cq) {
+		*is_rcq = false;
+		return 0;
+	}
+	if (vc->rcq && fired == vc->rcq->cq) {
+		*is_rcq = true;
+		return 0;
+	}
+	VRB_LOG_ERROR("the shared completion channel signalled an unknown CQ");
+	return RPMA_E_UNKNOWN;
+}

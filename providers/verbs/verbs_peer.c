@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* verbs_peer.c -- the verbs peer: protection domain and device capability probes */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs.h"
+
+/*
+ * vrb_query_device -- the extended device attributes; 0 or an errno value
+ * (logged)
+ */
+static int vrb_query_device(struct ibv_context *ctx, struct ibv_device_attr_ex *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	int e = ibv_query_device_ex(ctx, NULL, attr);
+	if (e) {
+		VRB_LOG_ERRNO(e, "ibv_query_device_ex(%s) failed",
+			      ibv_get_device_name(ctx->device));
+		return e;
+	}
+	return 0;
+}
+
+/* vrb_attr_is_odp -- on-demand paging for RC reads and writes? */
+static bool vrb_attr_is_odp(const struct ibv_device_attr_ex *attr)
+{
+	const uint32_t rc_needed = IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_WRITE;
+	return (attr->odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+	       (attr->odp_caps.per_transport_caps.rc_odp_caps & rc_needed) == rc_needed;
+}
+
+/* vrb_device_is_odp_capable -- does the device offer on-demand paging for RC? */
+int vrb_device_is_odp_capable(void *dev, int *is_odp_capable)
+{
+	struct ibv_device_attr_ex attr;
+	int e = vrb_query_device(dev, &attr);
+	if (e)
+		return vrb_err(e);
+	*is_odp_capable = vrb_attr_is_odp(&attr);
+	return 0;
+}
+
+/* vrb_inline_enabled -- RPMA_VERBS_INLINE=0 turns inline ordinary writes off */
+static bool vrb_inline_enabled(void)
+{
+	const char *v = getenv("RPMA_VERBS_INLINE");
+	return v == NULL || strcmp(v, "0") != 0;
+}
+
+/*
+ * vrb_peer_init -- probe the device (ODP, native atomic write, native
+ * flush) and allocate the protection domain
+ */
+int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
+{
+	struct vrb_peer *vp = vrb_peer(peer);
+	struct ibv_context *ctx = dev;
+	struct ibv_device_attr_ex attr;
+
+	int e = vrb_query_device(ctx, &attr);
+	if (e)
+		return vrb_err(e);
+
+	vp->ctx = ctx;
+	vp->odp = vrb_attr_is_odp(&attr);
+	vp->iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
+	vp->inline_writes = vrb_inline_enabled();
+	*caps = vp->odp ? RPMA_PROV_CAP_ODP : 0;
+
+#ifdef VERBS_NATIVE_ATOMIC_WRITE
+	vp->native_atomic_write = (attr.device_cap_flags_ex & IB_UVERBS_DEVICE_ATOMIC_WRITE) != 0;
+#endif
+#ifdef VERBS_NATIVE_FLUSH
+	const uint64_t flush_both =
+		IB_UVERBS_DEVICE_FLUSH_GLOBAL | IB_UVERBS_DEVICE_FLUSH_PERSISTENT;
+	vp->native_flush = (attr.device_cap_flags_ex & flush_both) == flush_both;
+#endif
+	if (vp->native_atomic_write)
+		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
+	else
+		VRB_LOG_INFO("no native atomic write on %s: an 8-byte fenced inline write is used",
+			     ibv_get_device_name(ctx->device));
+	if (vp->native_flush)
+		*caps |= RPMA_PROV_CAP_NATIVE_FLUSH;
+	else
+		VRB_LOG_INFO("no native flush on %s: flush is an 8-byte read after the writes",
+			     ibv_get_device_name(ctx->device));
+
+	errno = 0;
+	vp->pd = ibv_alloc_pd(ctx);
+	if (vp->pd == NULL) {
+		e = vrb_errno();
+		VRB_LOG_ERRNO(e, "ibv_alloc_pd(%s) failed", ibv_get_device_name(ctx->device));
+		return vrb_err(e);
+	}
+	return 0;
+}
+
+/* vrb_peer_fini -- release the protection domain */
+int vrb_peer_fini(struct rpma_peer *peer)
+{
+	struct vrb_peer *vp = vrb_peer(peer);
+	if (vp->pd == NULL)
+		return 0;
+	int e = ibv_dealloc_pd(vp->pd);
+	if (e) {
+		/* EBUSY: something registered on this peer is still alive */
+		VRB_LOG_ERRNO(e, "ibv_dealloc_pd failed");
+		return vrb_err(e);
+	}
+	vp->pd = NULL;
+	return 0;
+}
