@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* conn.c -- connections: events, private data, CQs and the data path */
+
+#include <stdatomic.h>
+
+#include "alloc.h"
+#include "conn.h"
+#include "cq.h"
+#include "flush.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "private_data.h"
+
+struct rpma_conn {
+	struct rpma_peer *peer;
+	void *priv;	     /* the provider's state (the request's before) */
+	struct rpma_cq *cq;  /* the main CQ */
+	struct rpma_cq *rcq; /* the connection's own receive CQ, or NULL */
+	struct rpma_srq *srq;
+	bool shared_channel;
+	_Atomic bool direct_write_to_pmem;
+	struct rpma_conn_private_data pdata; /* the peer's private data, or { NULL, 0 } */
+	struct rpma_flush *flush;	     /* the read-after-write flush region, or NULL */
+};
+
+/* RPMA_CONN_OPS -- the provider ops of a connection */
+#define RPMA_CONN_OPS(conn) (rpma_peer_provider((conn)->peer)->ops)
+
+/* rpma_conn_priv -- the provider state of a connection */
+void *rpma_conn_priv(const struct rpma_conn *conn)
+{
+	return conn->priv;
+}
+
+/* rpma_conn_peer -- the peer a connection was made from */
+struct rpma_peer *rpma_conn_peer(const struct rpma_conn *conn)
+{
+	return conn->peer;
+}
+
+/* rpma_conn_direct_write_to_pmem -- what rpma_conn_apply_remote_peer_cfg() stored */
+bool rpma_conn_direct_write_to_pmem(const struct rpma_conn *conn)
+{
+	return atomic_load(&((struct rpma_conn *)conn)->direct_write_to_pmem);
+}
+
+/* rpma_conn_flush_obj -- the read-after-write flush region, or NULL */
+struct rpma_flush *rpma_conn_flush_obj(const struct rpma_conn *conn)
+{
+	return conn->flush;
+}
+
+/* rpma_data_flags -- check data-path flags and map them to the provider's two values */
+int rpma_data_flags(int flags, int *pflags)
+{
+	if (flags == 0) {
+		RPMA_LOG_ERROR("invalid argument: flags == 0");
+		return RPMA_E_INVAL;
+	}
+	if (flags & ~RPMA_F_COMPLETION_ALWAYS) {
+		RPMA_LOG_ERROR("invalid argument: unknown flags 0x%x", (unsigned)flags);
+		return RPMA_E_INVAL;
+	}
+
+	*pflags = (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? RPMA_F_COMPLETION_ALWAYS
+							 : RPMA_F_COMPLETION_ON_ERROR;
+	return 0;
+}
+
+/* rpma_conn_new -- the connection object a request turns into */
+int rpma_conn_new(struct rpma_peer *peer, void *priv, struct rpma_cq *cq, struct rpma_cq *rcq,
+		  struct rpma_srq *srq, bool shared_channel, struct rpma_conn **conn_ptr)
+{
+	struct rpma_conn *conn = rpma_calloc(1, sizeof(*conn));
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+
+	int ret = rpma_flush_new(peer, &conn->flush);
+	if (ret) {
+		rpma_free(conn);
+		return ret;
+	}
+
+	conn->peer = peer;
+	conn->priv = priv;
+	conn->cq = cq;
+	conn->rcq = rcq;
+	conn->srq = srq;
+	conn->shared_channel = shared_channel;
+	atomic_init(&conn->direct_write_to_pmem, false);
+	rpma_peer_ref(peer);
+
+	*conn_ptr = conn;
+	return 0;
+}
+
+/* rpma_conn_abandon -- free what rpma_conn_new() made (not priv and the CQs) */
+void rpma_conn_abandon(struct rpma_conn *conn)
+{
+	(void)rpma_flush_delete(&conn->flush);
+	rpma_private_data_discard(&conn->pdata);
+	rpma_peer_unref(conn->peer);
+	rpma_free(conn);
+}
+
+/* rpma_conn_adopt_private_data -- the connection takes over the request's private data */
+void rpma_conn_adopt_private_data(struct rpma_conn *conn, struct rpma_conn_private_data *pdata)
+{
+	rpma_private_data_discard(&conn->pdata);
+	rpma_private_data_move(&conn->pdata, pdata);
+}
+
+/* rpma_conn_get_event_fd -- the descriptor that becomes readable when an event waits */
+int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
+{
+	if (conn == NULL || fd == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "fd");
+		return RPMA_E_INVAL;
+	}
+
+	int f = -1;
+	int ret = RPMA_CONN_OPS(conn)->conn_get_event_fd(conn, &f);
+	if (ret)
+		return ret;
+
+	*fd = f;
+	return 0;
+}
+
+/* rpma_conn_next_event -- take the next connection event */
+int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+{
+	if (conn == NULL || event == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "event");
+		return RPMA_E_INVAL;
+	}
+
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	struct rpma_conn_private_data pdata = {NULL, 0};
+	int ret = RPMA_CONN_OPS(conn)->conn_next_event(conn, &ev, &pdata);
+	if (ret) {
+		rpma_private_data_discard(&pdata);
+		return ret;
+	}
+
+	struct rpma_conn_private_data got;
+	rpma_private_data_adopt(&got, &pdata);
+
+	switch (ev) {
+	case RPMA_CONN_ESTABLISHED:
+		/* keep the peer's private data unless the connection has some already */
+		if (got.ptr != NULL && conn->pdata.ptr == NULL)
+			rpma_private_data_move(&conn->pdata, &got);
+		break;
+	case RPMA_CONN_CLOSED:
+	case RPMA_CONN_LOST:
+	case RPMA_CONN_REJECTED:
+	case RPMA_CONN_UNREACHABLE:
+		break;
+	default:
+		rpma_private_data_discard(&got);
+		RPMA_LOG_WARNING("unexpected connection event %d", (int)ev);
+		return RPMA_E_UNKNOWN;
+	}
+	rpma_private_data_discard(&got);
+
+	RPMA_LOG_NOTICE("%s", rpma_utils_conn_event_2str(ev));
+	*event = ev;
+	return 0;
+}
+
+/* rpma_conn_get_private_data -- the peer's private data kept by the connection */
+int rpma_conn_get_private_data(const struct rpma_conn *conn, struct rpma_conn_private_data *pdata)
+{
+	if (conn == NULL || pdata == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "pdata");
+		return RPMA_E_INVAL;
+	}
+
+	pdata->ptr = conn->pdata.ptr;
+	pdata->len = conn->pdata.len;
+	return 0;
+}
+
+/* rpma_conn_apply_remote_peer_cfg -- adopt the peer's direct-write-to-PMem declaration */
+int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn, const struct rpma_peer_cfg *pcfg)
+{
+	if (conn == NULL || pcfg == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "pcfg");
+		return RPMA_E_INVAL;
+	}
+
+	bool supported = false;
+	int ret = rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &supported);
+	if (ret)
+		return ret;
+
+	atomic_store(&conn->direct_write_to_pmem, supported);
+	return 0;
+}
+
+/* rpma_conn_get_qp_num -- the number identifying the connection's queue pair */
+int rpma_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
+{
+	if (conn == NULL || qp_num == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "qp_num");
+		return RPMA_E_INVAL;
+	}
+
+	uint32_t num = 0;
+	int ret = RPMA_CONN_OPS(conn)->conn_get_qp_num(conn, &num);
+	if (ret)
+		return ret;
+
+	*qp_num = num;
+	return 0;
+}
+
+/* rpma_conn_get_cq -- the main completion queue */
+int rpma_conn_get_cq(const struct rpma_conn *conn, struct rpma_cq **cq_ptr)
+{
+	if (conn == NULL || cq_ptr == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "cq_ptr");
+		return RPMA_E_INVAL;
+	}
+
+	*cq_ptr = conn->cq;
+	return 0;
+}
+
+/* rpma_conn_get_rcq -- the connection's own receive CQ, or NULL */
+int rpma_conn_get_rcq(const struct rpma_conn *conn, struct rpma_cq **rcq_ptr)
+{
+	if (conn == NULL || rcq_ptr == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "rcq_ptr");
+		return RPMA_E_INVAL;
+	}
+
+	*rcq_ptr = conn->rcq;
+	return 0;
+}
+
+/* rpma_conn_get_compl_fd -- the descriptor of the shared completion channel */
+int rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
+{
+	if (conn == NULL || fd == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "fd");
+		return RPMA_E_INVAL;
+	}
+	if (!conn->shared_channel) {
+		RPMA_LOG_ERROR("the connection has no shared completion channel");
+		return RPMA_E_NOT_SHARED_CHNL;
+	}
+
+	int f = -1;
+	int ret = RPMA_CONN_OPS(conn)->conn_get_compl_fd(conn, &f);
+	if (ret)
+		return ret;
+
+	*fd = f;
+	return 0;
+}
+
+/* rpma_conn_wait -- wait on the shared completion channel; tell which CQ fired */
+int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool *is_rcq)
+{
+	if (conn == NULL || cq == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "cq");
+		return RPMA_E_INVAL;
+	}
+	if (flags != 0) {
+		RPMA_LOG_ERROR("invalid argument: flags 0x%x (reserved, must be 0)",
+			       (unsigned)flags);
+		return RPMA_E_INVAL;
+	}
+	if (!conn->shared_channel) {
+		RPMA_LOG_ERROR("the connection has no shared completion channel");
+		return RPMA_E_NOT_SHARED_CHNL;
+	}
+
+	bool rcq_fired = false;
+	int ret = RPMA_CONN_OPS(conn)->conn_wait(conn, &rcq_fired);
+	if (ret)
+		return ret;
+
+	if (rcq_fired && conn->rcq == NULL) {
+		RPMA_LOG_ERROR("the provider reported a receive CQ the connection does not have");
+		return RPMA_E_UNKNOWN;
+	}
+
+	*cq = rcq_fired ? conn->rcq : conn->cq;
+	if (is_rcq != NULL)
+		*is_rcq = rcq_fired;
+	return 0;
+}
+
+/* rpma_conn_disconnect -- start an orderly shutdown */
+int rpma_conn_disconnect(struct rpma_conn *conn)
+{
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+
+	int ret = RPMA_CONN_OPS(conn)->conn_disconnect(conn);
+	if (ret == 0)
+		RPMA_LOG_NOTICE("requesting for disconnection");
+	return ret;
+}
+
+/* rpma_conn_delete -- release the connection and everything it owns */
+int rpma_conn_delete(struct rpma_conn **conn_ptr)
+{
+	if (conn_ptr == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn_ptr == NULL");
+		return RPMA_E_INVAL;
+	}
+
+	struct rpma_conn *conn = *conn_ptr;
+	if (conn == NULL)
+		return 0;
+
+	/* the queue pair goes first: nothing may land in the flush region afterwards */
+	int ret = RPMA_CONN_OPS(conn)->conn_delete(conn);
+	int ret2 = rpma_flush_delete(&conn->flush);
+	if (ret == 0)
+		ret = ret2;
+
+	rpma_cq_free(conn->rcq);
+	rpma_cq_free(conn->cq);
+	rpma_private_data_discard(&conn->pdata);
+	rpma_free(conn->priv);
+	rpma_peer_unref(conn->peer);
+	rpma_free(conn);
+
+	*conn_ptr = NULL;
+	return ret;
+}
+
+/* ----- data path */
+
+/* rpma_read -- copy len bytes from the remote region into a local one */
+int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
+	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
+	      const void *op_context)
+{
+	int pflags;
+
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+	int ret = rpma_data_flags(flags, &pflags);
+	if (ret)
+		return ret;
+
+	if (src == NULL || dst == NULL) {
+		if (src != NULL || dst != NULL || dst_offset != 0 || src_offset != 0 || len != 0) {
+			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte read needs both "
+				       "regions NULL and offsets and len 0)",
+				       src == NULL ? "src" : "dst");
+			return RPMA_E_INVAL;
+		}
+		return RPMA_CONN_OPS(conn)->read(conn, NULL, 0, 0, 0, 0, pflags, op_context);
+	}
+
+	uint64_t raddr, rkey;
+	ret = rpma_mr_local_check(dst, dst_offset, len, "destination");
+	if (ret)
+		return ret;
+	ret = rpma_mr_remote_target(src, src_offset, len, "source", &raddr, &rkey);
+	if (ret)
+		return ret;
+
+	return RPMA_CONN_OPS(conn)->read(conn, dst, dst_offset, raddr, rkey, len, pflags,
+					 op_context);
+}
+
+/* rpma_conn_write -- the common part of rpma_write() and rpma_write_with_imm() */
+static int rpma_conn_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+			   const struct rpma_mr_local *src, size_t src_offset, size_t len,
+			   int flags, bool with_imm, uint32_t imm, const void *op_context)
+{
+	int pflags;
+
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+	int ret = rpma_data_flags(flags, &pflags);
+	if (ret)
+		return ret;
+
+	if (src == NULL || dst == NULL) {
+		if (src != NULL || dst != NULL || dst_offset != 0 || src_offset != 0 || len != 0) {
+			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte write needs "
+				       "both regions NULL and offsets and len 0)",
+				       src == NULL ? "src" : "dst");
+			return RPMA_E_INVAL;
+		}
+		return RPMA_CONN_OPS(conn)->write(conn, 0, 0, NULL, 0, 0, pflags, with_imm, imm,
+						  op_context);
+	}
+
+	uint64_t raddr, rkey;
+	ret = rpma_mr_local_check(src, src_offset, len, "source");
+	if (ret)
+		return ret;
+	ret = rpma_mr_remote_target(dst, dst_offset, len, "destination", &raddr, &rkey);
+	if (ret)
+		return ret;
+
+	return RPMA_CONN_OPS(conn)->write(conn, raddr, rkey, src, src_offset, len, pflags, with_imm,
+					  imm, op_context);
+}
+
+/* rpma_write -- copy len bytes from a local region into the remote one */
+int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+	       const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+	       const void *op_context)
+{
+	return rpma_conn_write(conn, dst, dst_offset, src, src_offset, len, flags, false, 0,
+			       op_context);
+}
+
+/* rpma_write_with_imm -- a write that also delivers imm to the peer */
+int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+			const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+			uint32_t imm, const void *op_context)
+{
+	return rpma_conn_write(conn, dst, dst_offset, src, src_offset, len, flags, true, imm,
+			       op_context);
+}
+
+/* rpma_conn_send -- the common part of rpma_send() and rpma_send_with_imm() */
+static int rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
+			  size_t len, int flags, bool with_imm, uint32_t imm,
+			  const void *op_context)
+{
+	int pflags;
+
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+	int ret = rpma_data_flags(flags, &pflags);
+	if (ret)
+		return ret;
+
+	if (src == NULL) {
+		if (offset != 0 || len != 0) {
+			RPMA_LOG_ERROR("invalid argument: src == NULL with offset %zu, len %zu",
+				       offset, len);
+			return RPMA_E_INVAL;
+		}
+	} else {
+		ret = rpma_mr_local_check(src, offset, len, "source");
+		if (ret)
+			return ret;
+	}
+
+	return RPMA_CONN_OPS(conn)->send(conn, src, offset, len, pflags, with_imm, imm, op_context);
+}
+
+/* rpma_send -- send a message to the peer's posted receive */
+int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
+	      int flags, const void *op_context)
+{
+	return rpma_conn_send(conn, src, offset, len, flags, false, 0, op_context);
+}
+
+/* rpma_send_with_imm -- send a message carrying a 32-bit immediate value */
+int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
+		       size_t len, int flags, uint32_t imm, const void *op_context)
+{
+	return rpma_conn_send(conn, src, offset, len, flags, true, imm, op_context);
+}
+
+/* rpma_recv -- post a buffer for one incoming message */
+int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, size_t len,
+	      const void *op_context)
+{
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+	if (dst == NULL && (offset != 0 || len != 0)) {
+		RPMA_LOG_ERROR("invalid argument: dst == NULL with offset %zu, len %zu", offset,
+			       len);
+		return RPMA_E_INVAL;
+	}
+	if (dst != NULL) {
+		int ret = rpma_mr_local_check(dst, offset, len, "receive");
+		if (ret)
+			return ret;
+	}
+	if (conn->srq != NULL) {
+		/* the queue pair has no receive queue of its own (upstream: ibv_post_recv fails) */
+		RPMA_LOG_ERROR("the connection takes receives from a shared receive queue: use "
+			       "rpma_srq_recv()");
+		return RPMA_E_PROVIDER;
+	}
+
+	return RPMA_CONN_OPS(conn)->recv(conn, dst, offset, len, op_context);
+}

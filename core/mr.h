@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mr.h -- local and remote memory regions and their descriptors (internal) */
+
+#ifndef RPMA_MR_H
+#define RPMA_MR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "provider.h"
+
+/* every RPMA_MR_USAGE_* bit */
+#define RPMA_MR_USAGE_ALL                                                            \
+	(RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC | \
+	 RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |             \
+	 RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV)
+
+/* descriptor sizes: upstream's layout, and the long form for keys beyond 32 bits */
+#define RPMA_MR_DESC_SIZE      21
+#define RPMA_MR_DESC_SIZE_LONG 26
+#define RPMA_MR_DESC_LONG_TAG  0xE5
+
+/* rpma_range_fits -- does [offset, offset + len) lie within size bytes (overflow-safe)? */
+static inline bool rpma_range_fits(size_t offset, size_t len, uint64_t size)
+{
+	return (uint64_t)offset <= size && (uint64_t)len <= size - (uint64_t)offset;
+}
+
+/*
+ * rpma_mr_local_check -- a local range of an operation: RPMA_E_INVAL (logged,
+ * naming what) when offset + len goes beyond the registered size
+ */
+int rpma_mr_local_check(const struct rpma_mr_local *mr, size_t offset, size_t len,
+			const char *what);
+
+/* rpma_mr_local_peer -- the peer the region was registered with */
+struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr);
+
+/*
+ * rpma_mr_remote_target -- the remote address of offset and the key of a
+ * remote region; RPMA_E_INVAL (logged, naming what) when offset + len goes
+ * beyond the region's size or the address overflows
+ */
+int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t offset, size_t len,
+			  const char *what, uint64_t *raddr, uint64_t *rkey);
+
+/* rpma_mr_remote_usage -- the RPMA_MR_USAGE_* bits of a remote region */
+int rpma_mr_remote_usage(const struct rpma_mr_remote *mr);
+
+/* rpma_mr_remote_size -- the size of a remote region */
+uint64_t rpma_mr_remote_size(const struct rpma_mr_remote *mr);
+
+#endif /* RPMA_MR_H */
