@@ -76,16 +76,11 @@ int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 		IB_UVERBS_DEVICE_FLUSH_GLOBAL | IB_UVERBS_DEVICE_FLUSH_PERSISTENT;
 	vp->native_flush = (attr.device_cap_flags_ex & flush_both) == flush_both;
 #endif
+	/* the core logs which of them the peer lacks */
 	if (vp->native_atomic_write)
 		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
-	else
-		VRB_LOG_INFO("no native atomic write on %s: an 8-byte fenced inline write is used",
-			     ibv_get_device_name(ctx->device));
 	if (vp->native_flush)
 		*caps |= RPMA_PROV_CAP_NATIVE_FLUSH;
-	else
-		VRB_LOG_INFO("no native flush on %s: flush is an 8-byte read after the writes",
-			     ibv_get_device_name(ctx->device));
 
 	errno = 0;
 	vp->pd = ibv_alloc_pd(ctx);

@@ -35,6 +35,8 @@ if [ -z "$ip" ]; then
 fi
 port=${INTEROP_PORT:-7470}
 logdir=${INTEROP_LOGDIR:-$(mktemp -d /tmp/interop.XXXXXX)}
+# our library: the verbs provider, whatever else is built (upstream ignores it)
+export RPMA_PROVIDER=verbs
 mkdir -p "$logdir"
 
 for d in "$ours" "$upstream"; do
