@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric.h -- private definitions of the libfabric provider (FI_EP_MSG endpoints) */
+
+/*
+ * Design in short (the details live next to the code):
+ *
+ * - One libfabric fabric + domain per peer, opened from the device the core
+ *   hands over (a struct fab_dev made by device_get).
+ * - Every libfabric CQ and EQ the provider opens is internal.  A progress
+ *   thread per peer waits on their wait fds (fi_trywait + poll) and drains
+ *   them: CQ entries become struct ibv_wc in software completion queues
+ *   (struct fab_cq), EQ entries become connection events in software event
+ *   queues (struct fab_evq).  Draining also drives libfabric's data progress,
+ *   which the tcp provider needs at a passive RMA target.  The descriptors the
+ *   user sees (CQ fd, shared completion fd, event fd, endpoint fd) are our own
+ *   eventfds, so their readiness means exactly what it means on verbs.
+ * - A connection owns a TX CQ and an RX CQ (libfabric); their entries are
+ *   routed into the software CQs chosen by the core (main CQ, receive CQ, the
+ *   SRQ's receive CQ).  A user polling a software CQ that is empty drains its
+ *   feeding libfabric CQs directly, so busy polling does not wait for the
+ *   progress thread.
+ * - Shared receive queues are emulated: each attached connection posts
+ *   internal bounce buffers; a message that lands in one is copied into the
+ *   next buffer posted to the SRQ (or waits for one), so the completion can
+ *   name the connection (qp_num) as verbs does.
+ */
+
+#ifndef RPMA_FABRIC_H
+#define RPMA_FABRIC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "provider.h"
+
+/* logging with the provider's prefix */
+#define FAB_LOG_ERROR(fmt, ...)	  RPMA_LOG_ERROR("fabric: " fmt, ##__VA_ARGS__)
+#define FAB_LOG_WARNING(fmt, ...) RPMA_LOG_WARNING("fabric: " fmt, ##__VA_ARGS__)
+#define FAB_LOG_NOTICE(fmt, ...)  RPMA_LOG_NOTICE("fabric: " fmt, ##__VA_ARGS__)
+#define FAB_LOG_INFO(fmt, ...)	  RPMA_LOG_INFO("fabric: " fmt, ##__VA_ARGS__)
+#define FAB_LOG_DEBUG(fmt, ...)	  RPMA_LOG_DEBUG("fabric: " fmt, ##__VA_ARGS__)
+/* a failed libfabric call (ret is the negative fi error): "fabric: <call> failed: <fi_strerror>" */
+#define FAB_LOG_FI(ret, call) \
+	RPMA_LOG_ERROR("fabric: %s failed: %s", call, fi_strerror((int)-(ret)))
+
+#define FAB_FI_VERSION FI_VERSION(1, 17)
+
+/* the largest connection private data the API can carry (uint8_t length) */
+#define FAB_PDATA_API_MAX 255
+/* the buffer size for one EQ entry (the CM entry plus its private data) */
+#define FAB_EQ_ENTRY_SIZE (sizeof(struct fi_eq_cm_entry) + 512)
+/* a marker sent with every rejection so that the client tells REJECTED from UNREACHABLE */
+#define FAB_REJECT_MARK "rpma-rej"
+
+/* ----- the device (what device_get returns; the core keeps it until unload) */
+struct fab_dev {
+	char *addr;
+	int type; /* enum rpma_util_ibv_context_type */
+	char *prov_name;
+	char *fabric_name;
+	char *domain_name;
+};
+
+/* ----- an internal wait source of the progress thread (a libfabric CQ or EQ) */
+struct fab_source;
+typedef void fab_drain_fn(struct fab_source *src);
+typedef void fab_expire_fn(struct fab_source *src);
+
+struct fab_source {
+	struct fid *fid;
+	int fd; /* the wait fd (FI_GETWAIT), -1: none (polled periodically) */
+	fab_drain_fn *drain;
+	void *arg;
+	pthread_mutex_t drain_lock; /* one drainer at a time keeps the order */
+	/* an absolute deadline (CLOCK_MONOTONIC ns, 0: none) and what to do then */
+	_Atomic uint64_t deadline_ns;
+	fab_expire_fn *expire;
+	bool registered;
+	struct fab_source *next;
+};
+
+/* ----- the progress engine of a peer */
+struct fab_progress {
+	pthread_t thread;
+	bool running;
+	int wake_fd; /* eventfd that interrupts the poll */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct fab_source *sources;
+	uint64_t gen;	   /* bumped on every change of the source list */
+	uint64_t seen_gen; /* the last generation the thread has taken up */
+	bool stop;
+};
+
+/* ----- peer */
+struct fab_peer {
+	struct fi_info *info; /* the negotiated template (caps, mode, mr_mode, names) */
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	uint64_t mr_mode;
+	bool va_addressing; /* remote addresses are virtual addresses (else offsets) */
+	bool prov_keys;	    /* the provider chooses the keys */
+	bool has_atomic;    /* FI_ATOMIC_WRITE on FI_UINT64 usable */
+	bool has_commit;    /* FI_RMA_PMEM + FI_COMMIT_COMPLETE: persistent flush supported */
+	bool has_fence;	    /* FI_FENCE offered */
+	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
+	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
+	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
+	size_t inject_size;
+	_Atomic uint32_t next_key;
+	struct fab_progress prog;
+};
+
+/* ----- software event queue (connection events, connection requests) */
+struct fab_event {
+	int kind; /* enum rpma_conn_event, or FAB_EV_CONNREQ / FAB_EV_ERROR */
+	void *data;
+	size_t len;
+	struct fi_info *info; /* FAB_EV_CONNREQ: the request (owned) */
+	struct fab_event *next;
+};
+
+#define FAB_EV_CONNREQ 100
+#define FAB_EV_ERROR   101
+
+struct fab_evq {
+	pthread_mutex_t lock;
+	int efd; /* eventfd (semaphore): one count per queued event */
+	struct fab_event *head, *tail;
+};
+
+/* ----- listening endpoint */
+struct fab_ep {
+	struct fab_peer *peer;
+	struct fid_pep *pep;
+	struct fid_eq *eq;
+	struct fab_source src;
+	struct fab_evq reqs; /* connection requests */
+};
+
+/* ----- memory region */
+struct fab_mr {
+	struct fid_mr *mr;
+	void *desc;
+	uint64_t key;
+};
+
+/* ----- completion channel (own per CQ, or shared by a connection's CQ and RCQ) */
+struct fab_cq;
+struct fab_chan {
+	pthread_mutex_t lock;
+	int efd;		 /* eventfd (semaphore): one count per notification */
+	struct fab_cq *fired[4]; /* which CQs notified, oldest first */
+	int nfired;
+	int refs;
+};
+
+/* ----- software completion queue (the provider state of struct rpma_cq) */
+struct fab_cq {
+	pthread_mutex_t lock;
+	struct ibv_wc *ring;
+	uint32_t cap, head, count;
+	bool armed;
+	bool is_rcq;
+	bool initialized;
+	struct fab_chan *chan;
+	/* the libfabric CQs that feed this one, drained directly by a polling user */
+	pthread_mutex_t feed_lock;
+	struct fab_source **feeders;
+	int nfeeders, feeders_cap;
+};
+
+/* connection states */
+enum fab_conn_state {
+	FAB_CONN_NEW,
+	FAB_CONN_CONNECTING,
+	FAB_CONN_CONNECTED,
+	FAB_CONN_DONE, /* CLOSED/LOST/REJECTED/UNREACHABLE reported */
+};
+
+struct fab_srq;
+struct fab_bounce;
+
+/* ----- connection request / connection (one block, see provider.h) */
+struct fab_conn {
+	struct fab_peer *peer;
+	struct fi_info *info; /* outgoing: the resolved destination; incoming: the request */
+	struct fid_ep *ep;
+	struct fid_eq *eq;
+	struct fid_cq *txcq, *rxcq;
+	struct fab_source eq_src, tx_src, rx_src;
+	struct fab_evq events;
+	struct fab_cq *cq, *rcq, *recv_target;
+	struct fab_chan *shared_chan;
+	struct fab_srq *srq;
+	bool incoming;
+	struct fid_pep *pep; /* incoming: the listening endpoint (to reject the request) */
+	_Atomic int state;
+	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
+	uint32_t qp_num;
+	size_t cm_data_max;
+	int timeout_ms;
+	/* an 8-byte scratch region: flush reads land here, atomic writes are staged here */
+	uint64_t *scratch;
+	size_t scratch_slots;
+	size_t scratch_next;
+	struct fid_mr *scratch_mr;
+	void *scratch_desc;
+	/* SRQ emulation: the bounce buffers this connection posts */
+	struct fab_bounce *bounces;
+	size_t nbounces;
+	char *bounce_mem;
+	struct fid_mr *bounce_mr;
+	void *bounce_desc;
+	size_t bounce_size;
+};
+
+/* one internal receive buffer of an SRQ-attached connection */
+struct fab_bounce {
+	struct fab_conn *conn;
+	char *buf;
+	size_t len;	/* bytes received */
+	uint64_t flags; /* completion flags */
+	uint64_t data;	/* remote CQ data */
+	int err;	/* 0 or the fi error of the receive */
+	int prov_errno; /* the provider's error */
+	bool pending;	/* holds a message that waits for an SRQ buffer */
+	struct fab_bounce *next_pending;
+};
+
+/* one buffer posted to an emulated SRQ */
+struct fab_srq_buf {
+	char *ptr;
+	size_t len;
+	const void *op_context;
+};
+
+/* ----- shared receive queue (emulated) */
+struct fab_srq {
+	pthread_mutex_t lock;
+	struct fab_peer *peer;
+	struct fab_cq *rcq; /* the SRQ's own receive CQ, or NULL */
+	struct fab_srq_buf *bufs;
+	uint32_t cap, head, count;
+	struct fab_bounce *pend_head, *pend_tail; /* messages waiting for a buffer */
+	size_t max_len;				  /* the largest buffer posted so far */
+	uint32_t rq_size;
+};
+
+/* typed accessors of the provider state of the core's objects */
+static inline struct fab_peer *fab_peer(const struct rpma_peer *p)
+{
+	return rpma_peer_priv(p);
+}
+
+static inline struct fab_mr *fab_mr(const struct rpma_mr_local *m)
+{
+	return rpma_mr_priv(m);
+}
+
+static inline struct fab_ep *fab_ep(const struct rpma_ep *e)
+{
+	return rpma_ep_priv(e);
+}
+
+static inline struct fab_conn *fab_conn(const struct rpma_conn *c)
+{
+	return rpma_conn_priv(c);
+}
+
+static inline struct fab_conn *fab_req(const struct rpma_conn_req *r)
+{
+	return rpma_conn_req_priv(r);
+}
+
+static inline struct fab_cq *fab_cq(const struct rpma_cq *c)
+{
+	return rpma_cq_priv(c);
+}
+
+static inline struct fab_srq *fab_srq(const struct rpma_srq *s)
+{
+	return rpma_srq_priv(s);
+}
+
+/* a region's descriptor for local access (NULL for zero-length forms) */
+static inline void *fab_mr_desc(const struct rpma_mr_local *m)
+{
+	return m ? fab_mr(m)->desc : NULL;
+}
+
+/* the local address of offset within a region */
+static inline void *fab_mr_addr(const struct rpma_mr_local *m, size_t offset)
+{
+	return m ? (char *)rpma_mr_local_ptr(m) + offset : NULL;
+}
+
+/* ----- fabric_provider.c */
+int fab_err(int fi_ret);
+uint64_t fab_now_ns(void);
+
+/* ----- fabric_peer.c: the peer, the progress engine and the event queues */
+int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
+int fab_peer_fini(struct rpma_peer *peer);
+int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg);
+void fab_source_add(struct fab_peer *peer, struct fab_source *src);
+void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
+void fab_source_fini(struct fab_source *src);
+void fab_progress_kick(struct fab_peer *peer);
+void fab_source_drain(struct fab_source *src);
+uint32_t fab_peer_new_key(struct fab_peer *peer);
+int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, struct fid_mr **mr,
+		 void **desc, uint64_t *key);
+
+int fab_evq_init(struct fab_evq *q);
+void fab_evq_fini(struct fab_evq *q);
+int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info);
+int fab_evq_pop(struct fab_evq *q, struct fab_event **ev);
+void fab_event_free(struct fab_event *ev);
+
+/* ----- fabric_cq.c */
+int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq);
+void fab_cq_fini(struct fab_cq *cq);
+struct fab_chan *fab_chan_new(void);
+void fab_chan_put(struct fab_chan *chan);
+void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
+int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
+void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
+enum ibv_wc_status fab_wc_status(int err);
+void fab_drain_tx(struct fab_source *src);
+void fab_drain_rx(struct fab_source *src);
+int fab_cq_get_fd(const struct rpma_cq *cq, int *fd);
+int fab_cq_wait(struct rpma_cq *cq);
+int fab_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc);
+int fab_chan_wait(struct fab_chan *chan, struct fab_cq **cq);
+
+/* ----- fabric_mr.c */
+int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,
+	       uint64_t *raddr, uint64_t *rkey);
+int fab_mr_dereg(struct rpma_mr_local *mr);
+int fab_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags);
+
+/* ----- fabric_ep.c */
+int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, const char *port);
+int fab_ep_shutdown(struct rpma_ep *ep);
+int fab_ep_get_fd(const struct rpma_ep *ep, int *fd);
+int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
+			 const struct rpma_conn_setup *setup, struct rpma_conn_private_data *pdata);
+
+/* ----- fabric_ep.c helpers */
+struct fi_info *fab_info_hints(const struct fab_peer *peer);
+int fab_eq_open(struct fab_peer *peer, struct fid_eq **eq);
+
+/* ----- fabric_conn.c */
+int fab_conn_getinfo(struct fab_peer *peer, const char *addr, const char *port,
+		     struct fi_info **info);
+int fab_conn_build(struct fab_peer *peer, struct fab_conn *c, struct fi_info *info, bool incoming,
+		   const struct rpma_conn_setup *setup);
+int fab_conn_req_new(struct rpma_peer *peer, struct rpma_conn_req *req, const char *addr,
+		     const char *port, const struct rpma_conn_setup *setup);
+int fab_conn_req_delete(struct rpma_conn_req *req);
+int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
+			 const struct rpma_conn_private_data *pdata);
+int fab_conn_req_recv(struct rpma_conn_req *req, const struct rpma_mr_local *dst, size_t offset,
+		      size_t len, const void *op_context);
+int fab_conn_get_event_fd(const struct rpma_conn *conn, int *fd);
+int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
+			struct rpma_conn_private_data *pdata);
+int fab_conn_disconnect(struct rpma_conn *conn);
+int fab_conn_delete(struct rpma_conn *conn);
+int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
+int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
+int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
+void fab_conn_mark_broken(struct fab_conn *c);
+int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+
+/* ----- fabric_ops.c: the data path */
+void fab_conn_progress(struct fab_conn *c);
+int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
+	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
+int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
+	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+	      bool with_imm, uint32_t imm, const void *op_context);
+int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, const char src[8],
+		     int flags, const void *op_context);
+int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
+	      enum rpma_flush_type type, int flags, const void *op_context);
+int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
+	     int flags, bool with_imm, uint32_t imm, const void *op_context);
+int fab_recv(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset, size_t len,
+	     const void *op_context);
+
+/* ----- fabric_srq.c */
+int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, struct rpma_cq *rcq,
+		uint32_t rcq_size);
+int fab_srq_delete(struct rpma_srq *srq);
+int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t offset, size_t len,
+		 const void *op_context);
+int fab_srq_attach(struct fab_srq *srq, struct fab_conn *c);
+void fab_srq_detach(struct fab_srq *srq, struct fab_conn *c);
+void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b);
+
+#endif /* RPMA_FABRIC_H */

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_conn.c -- connection requests and connections over libfabric MSG endpoints */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+/* a per-process counter that numbers connections (rpma_conn_get_qp_num) */
+static _Atomic uint32_t fab_qp_counter = 0x100;
+
+/* fab_conn_end -- report the final event of a connection, once */
+static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
+{
+	int st = atomic_load(&c->state);
+	do {
+		if (st == FAB_CONN_DONE)
+			return;
+	} while (!atomic_compare_exchange_weak(&c->state, &st, FAB_CONN_DONE));
+	atomic_store(&c->eq_src.deadline_ns, 0);
+	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
+	fab_evq_push(&c->events, event, NULL, 0, NULL);
+}
+
+/* fab_conn_mark_broken -- an operation failed: a later shutdown is a lost connection */
+void fab_conn_mark_broken(struct fab_conn *c)
+{
+	atomic_store(&c->broken, true);
+}
+
+/* fab_conn_eq_error -- map an EQ error entry to a connection event */
+static void fab_conn_eq_error(struct fab_conn *c, const struct fi_eq_err_entry *err)
+{
+	int st = atomic_load(&c->state);
+	FAB_LOG_INFO("qp %u: connection error: %s (provider error %d)", c->qp_num,
+		     fi_strerror(err->err), err->prov_errno);
+	if (st == FAB_CONN_CONNECTED) {
+		fab_conn_end(c, RPMA_CONN_LOST);
+		return;
+	}
+	switch (err->err) {
+	case FI_ECONNREFUSED:
+		/* our rejections carry a marker; a refused TCP connection carries nothing */
+		fab_conn_end(c,
+			     err->err_data_size > 0 ? RPMA_CONN_REJECTED : RPMA_CONN_UNREACHABLE);
+		break;
+	case FI_EIO:
+	case FI_ECONNRESET:
+	case FI_ECONNABORTED:
+		/*
+		 * The transport connection was up and the server closed it without
+		 * accepting: a request deleted after its endpoint was built (tcp
+		 * cannot send its refusal then) is still a rejection.
+		 */
+		fab_conn_end(c, RPMA_CONN_REJECTED);
+		break;
+	case FI_ETIMEDOUT:
+	case FI_EHOSTUNREACH:
+	case FI_ENETUNREACH:
+	case FI_EADDRNOTAVAIL:
+		fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+		break;
+	default:
+		fab_conn_end(c, RPMA_CONN_LOST);
+	}
+}
+
+/* fab_drain_conn_eq -- turn the connection's EQ entries into connection events */
+static void fab_drain_conn_eq(struct fab_source *src)
+{
+	struct fab_conn *c = src->arg;
+	union {
+		struct fi_eq_cm_entry cm;
+		char raw[FAB_EQ_ENTRY_SIZE];
+	} buf;
+	for (;;) {
+		uint32_t event = 0;
+		ssize_t n = fi_eq_read(c->eq, &event, &buf, sizeof(buf), 0);
+		if (n == -FI_EAGAIN)
+			break;
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry err;
+			memset(&err, 0, sizeof(err));
+			ssize_t r = fi_eq_readerr(c->eq, &err, 0);
+			if (r < 0) {
+				FAB_LOG_FI(r, "fi_eq_readerr()");
+				break;
+			}
+			fab_conn_eq_error(c, &err);
+			continue;
+		}
+		if (n < 0) {
+			FAB_LOG_FI(n, "fi_eq_read()");
+			break;
+		}
+		if (event == FI_CONNECTED) {
+			int st = atomic_load(&c->state);
+			if (st == FAB_CONN_DONE)
+				continue;
+			atomic_store(&c->state, FAB_CONN_CONNECTED);
+			atomic_store(&c->eq_src.deadline_ns, 0);
+			size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
+			if (len > FAB_PDATA_API_MAX)
+				len = FAB_PDATA_API_MAX;
+			FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num,
+				     len);
+			fab_evq_push(&c->events, RPMA_CONN_ESTABLISHED, buf.cm.data, len, NULL);
+		} else if (event == FI_SHUTDOWN) {
+			fab_conn_end(c,
+				     atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
+		} else {
+			FAB_LOG_WARNING("qp %u: unexpected event %u", c->qp_num, event);
+		}
+	}
+}
+
+/* fab_conn_expire -- the connection timeout passed while connecting */
+static void fab_conn_expire(struct fab_source *src)
+{
+	struct fab_conn *c = src->arg;
+	if (atomic_load(&c->state) != FAB_CONN_CONNECTING)
+		return;
+	FAB_LOG_ERROR("qp %u: no connection within %d ms", c->qp_num, c->timeout_ms);
+	fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+}
+
+/* fab_min -- the smaller of two sizes, a limit of 0 meaning "none" */
+static size_t fab_min(size_t want, size_t limit)
+{
+	return (limit && want > limit) ? limit : want;
+}
+
+/* fab_cq_open -- a libfabric CQ whose entries the provider drains itself */
+static int fab_cq_open(struct fab_peer *p, size_t size, struct fid_cq **cq)
+{
+	struct fi_cq_attr attr = {
+		.size = size,
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_FD,
+	};
+	int ret = fi_cq_open(p->domain, &attr, cq, NULL);
+	if (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP || ret == -FI_EINVAL) {
+		attr.wait_obj = FI_WAIT_NONE; /* the progress thread polls it */
+		ret = fi_cq_open(p->domain, &attr, cq, NULL);
+	}
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_cq_open()");
+		return fab_err(ret);
+	}
+	return 0;
+}
+
+/* fab_conn_teardown -- release everything fab_conn_build made (reject: refuse a request) */
+static int fab_conn_teardown(struct fab_conn *c, bool reject)
+{
+	struct fab_peer *p = c->peer;
+	int ret = 0, r;
+
+	if (c->eq_src.fid) {
+		fab_source_remove(p, &c->eq_src);
+		fab_source_remove(p, &c->tx_src);
+		fab_source_remove(p, &c->rx_src);
+		fab_cq_del_feeder(c->cq, &c->tx_src);
+		fab_cq_del_feeder(c->recv_target, &c->rx_src);
+	}
+	if (c->srq)
+		fab_srq_detach(c->srq, c);
+	if (reject && c->incoming && c->pep && c->info) {
+		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+		if (r) {
+			FAB_LOG_FI(r, "fi_reject()");
+			ret = RPMA_E_PROVIDER;
+		}
+	}
+	if (c->ep) {
+		r = fi_close(&c->ep->fid);
+		if (r && !ret) {
+			FAB_LOG_FI(r, "fi_close(ep)");
+			ret = RPMA_E_PROVIDER;
+		}
+		c->ep = NULL;
+	}
+	fab_source_fini(&c->eq_src);
+	fab_source_fini(&c->tx_src);
+	fab_source_fini(&c->rx_src);
+	struct fid *fids[] = {
+		c->txcq ? &c->txcq->fid : NULL,
+		c->rxcq ? &c->rxcq->fid : NULL,
+		c->eq ? &c->eq->fid : NULL,
+		c->scratch_mr ? &c->scratch_mr->fid : NULL,
+		c->bounce_mr ? &c->bounce_mr->fid : NULL,
+	};
+	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
+		if (fids[i] == NULL)
+			continue;
+		r = fi_close(fids[i]);
+		if (r && !ret) {
+			FAB_LOG_FI(r, "fi_close()");
+			ret = RPMA_E_PROVIDER;
+		}
+	}
+	c->txcq = c->rxcq = NULL;
+	c->eq = NULL;
+	c->scratch_mr = c->bounce_mr = NULL;
+	free(c->scratch);
+	c->scratch = NULL;
+	free(c->bounce_mem);
+	c->bounce_mem = NULL;
+	free(c->bounces);
+	c->bounces = NULL;
+	if (c->rcq)
+		fab_cq_fini(c->rcq);
+	if (c->cq)
+		fab_cq_fini(c->cq);
+	fab_chan_put(c->shared_chan);
+	c->shared_chan = NULL;
+	c->cq = c->rcq = c->recv_target = NULL;
+	fab_evq_fini(&c->events);
+	if (c->info)
+		fi_freeinfo(c->info);
+	c->info = NULL;
+	return ret;
+}
+
+/*
+ * fab_conn_build -- the transport of one connection: software CQs, a MSG
+ * endpoint with its TX/RX CQs and EQ, scratch memory, SRQ bounce buffers, and
+ * the progress sources.  On success the connection owns info; on failure
+ * everything is released except info.
+ */
+int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info, bool incoming,
+		   const struct rpma_conn_setup *setup)
+{
+	int ret;
+	c->peer = p;
+	c->incoming = incoming;
+	c->timeout_ms = setup->timeout_ms;
+	c->qp_num = atomic_fetch_add(&fab_qp_counter, 1) & 0xffffff;
+	atomic_init(&c->state, FAB_CONN_NEW);
+	atomic_init(&c->broken, false);
+	c->events.efd = -1;
+
+	ret = fab_evq_init(&c->events);
+	if (ret)
+		return ret;
+	if (setup->shared_channel) {
+		c->shared_chan = fab_chan_new();
+		if (c->shared_chan == NULL) {
+			ret = RPMA_E_PROVIDER;
+			goto err;
+		}
+	}
+	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false);
+	if (ret)
+		goto err;
+	c->cq = fab_cq(setup->cq);
+	if (setup->rcq) {
+		ret = fab_cq_init(fab_cq(setup->rcq), setup->rcq_size, c->shared_chan, true);
+		if (ret)
+			goto err;
+		c->rcq = fab_cq(setup->rcq);
+	}
+	c->srq = setup->srq ? fab_srq(setup->srq) : NULL;
+	c->recv_target = setup->srq_rcq ? fab_cq(setup->srq_rcq) : c->rcq ? c->rcq : c->cq;
+
+	/* the endpoint */
+	size_t max_tx = info->tx_attr->size, max_rx = info->rx_attr->size;
+	info->tx_attr->op_flags = 0;
+	info->rx_attr->op_flags = 0;
+	info->tx_attr->size = fab_min((size_t)setup->sq_size + 2, max_tx);
+	info->rx_attr->size = fab_min(c->srq ? 16 : (size_t)setup->rq_size + 1, max_rx);
+	ret = fi_endpoint(p->domain, info, &c->ep, NULL);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_endpoint()");
+		ret = fab_err(ret);
+		goto err;
+	}
+	ret = fab_cq_open(p, (size_t)setup->cq_size + setup->sq_size + 16, &c->txcq);
+	if (ret)
+		goto err;
+	ret = fab_cq_open(p, (size_t)setup->rq_size + 16, &c->rxcq);
+	if (ret)
+		goto err;
+	ret = fab_eq_open(p, &c->eq);
+	if (ret)
+		goto err;
+	ret = fi_ep_bind(c->ep, &c->txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, &c->rxcq->fid, FI_RECV);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, &c->eq->fid, 0);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_ep_bind()");
+		ret = fab_err(ret);
+		goto err;
+	}
+	ret = fi_enable(c->ep);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_enable()");
+		ret = fab_err(ret);
+		goto err;
+	}
+	size_t cm = 0, optlen = sizeof(cm);
+	if (fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &optlen) != 0)
+		cm = 55; /* the smallest limit of the transports we know (verbs) */
+	c->cm_data_max = cm > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : cm;
+
+	/* scratch: slot 0 receives flush reads, the others stage atomic writes */
+	c->scratch_slots = p->inject_size >= 8 ? 2 : (size_t)setup->sq_size + 1;
+	c->scratch = calloc(c->scratch_slots, sizeof(uint64_t));
+	if (c->scratch == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		ret = RPMA_E_NOMEM;
+		goto err;
+	}
+	uint64_t key;
+	ret = fab_peer_reg(p, c->scratch, c->scratch_slots * sizeof(uint64_t), FI_READ | FI_WRITE,
+			   &c->scratch_mr, &c->scratch_desc, &key);
+	if (ret)
+		goto err;
+
+	fab_source_init(&c->tx_src, &c->txcq->fid, fab_drain_tx, c);
+	fab_source_init(&c->rx_src, &c->rxcq->fid, fab_drain_rx, c);
+	fab_source_init(&c->eq_src, &c->eq->fid, fab_drain_conn_eq, c);
+	c->eq_src.expire = fab_conn_expire;
+	if (c->srq) {
+		ret = fab_srq_attach(c->srq, c);
+		if (ret)
+			goto err_sources;
+	}
+	ret = fab_cq_add_feeder(c->cq, &c->tx_src);
+	if (ret)
+		goto err_sources;
+	ret = fab_cq_add_feeder(c->recv_target, &c->rx_src);
+	if (ret) {
+		fab_cq_del_feeder(c->cq, &c->tx_src);
+		goto err_sources;
+	}
+	fab_source_add(p, &c->tx_src);
+	fab_source_add(p, &c->rx_src);
+	fab_source_add(p, &c->eq_src);
+	c->info = info;
+	return 0;
+
+err_sources:
+	fab_source_fini(&c->eq_src);
+	fab_source_fini(&c->tx_src);
+	fab_source_fini(&c->rx_src);
+err:
+	c->info = NULL; /* the caller keeps info */
+	fab_conn_teardown(c, false);
+	return ret;
+}
+
+/* fab_conn_req_new -- resolve addr:port and build an outgoing connection's transport */
+int fab_conn_req_new(struct rpma_peer *peer, struct rpma_conn_req *req, const char *addr,
+		     const char *port, const struct rpma_conn_setup *setup)
+{
+	struct fab_peer *p = fab_peer(peer);
+	struct fi_info *info = NULL;
+	int ret = fab_conn_getinfo(p, addr, port, &info);
+	if (ret)
+		return ret;
+	ret = fab_conn_build(p, fab_req(req), info, false, setup);
+	if (ret) {
+		fi_freeinfo(info);
+		return ret;
+	}
+	FAB_LOG_NOTICE("requesting a connection to %s:%s", addr, port);
+	return 0;
+}
+
+/* fab_conn_req_delete -- drop a request; an incoming one is rejected */
+int fab_conn_req_delete(struct rpma_conn_req *req)
+{
+	return fab_conn_teardown(fab_req(req), true);
+}
+
+/* fab_conn_req_connect -- connect (outgoing) or accept (incoming) with private data */
+int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
+			 const struct rpma_conn_private_data *pdata)
+{
+	struct fab_conn *c = fab_req(req);
+	const void *ptr = pdata ? pdata->ptr : NULL;
+	size_t len = pdata ? pdata->len : 0;
+	int ret;
+	if (len > c->cm_data_max) {
+		FAB_LOG_ERROR("private data of %zu bytes exceeds the transport's limit of %zu", len,
+			      c->cm_data_max);
+		fab_conn_teardown(c, true);
+		return RPMA_E_INVAL;
+	}
+	atomic_store(&c->state, FAB_CONN_CONNECTING);
+	if (c->incoming) {
+		ret = fi_accept(c->ep, ptr, len);
+		if (ret) {
+			FAB_LOG_FI(ret, "fi_accept()");
+			fab_conn_teardown(c, true);
+			return RPMA_E_PROVIDER;
+		}
+		return 0;
+	}
+	if (c->timeout_ms > 0)
+		atomic_store(&c->eq_src.deadline_ns,
+			     fab_now_ns() + (uint64_t)c->timeout_ms * 1000000ULL);
+	ret = fi_connect(c->ep, c->info->dest_addr, ptr, len);
+	if (ret == -FI_ECONNREFUSED || ret == -FI_ETIMEDOUT || ret == -FI_EHOSTUNREACH ||
+	    ret == -FI_ENETUNREACH) {
+		/* some providers fail at once: report it as the event it is */
+		FAB_LOG_INFO("fi_connect(): %s", fi_strerror(-ret));
+		fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+		return 0;
+	}
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_connect()");
+		fab_conn_teardown(c, false);
+		return RPMA_E_PROVIDER;
+	}
+	fab_progress_kick(c->peer); /* take the deadline into account */
+	return 0;
+}
+
+/* fab_conn_req_recv -- post a receive before the connection exists */
+int fab_conn_req_recv(struct rpma_conn_req *req, const struct rpma_mr_local *dst, size_t offset,
+		      size_t len, const void *op_context)
+{
+	struct fab_conn *c = fab_req(req);
+	if (c->srq) {
+		FAB_LOG_ERROR("rpma_conn_req_recv: the connection receives through a shared RQ");
+		return RPMA_E_INVAL;
+	}
+	return fab_post_recv(c, fab_mr_addr(dst, offset), len, fab_mr_desc(dst),
+			     (void *)op_context);
+}
+
+/* fab_conn_get_event_fd -- readable while a connection event waits */
+int fab_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
+{
+	*fd = fab_conn(conn)->events.efd;
+	return 0;
+}
+
+/* fab_conn_next_event -- the next connection event, with the peer's private data */
+int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
+			struct rpma_conn_private_data *pdata)
+{
+	struct fab_conn *c = fab_conn(conn);
+	struct fab_event *ev = NULL;
+	int ret = fab_evq_pop(&c->events, &ev);
+	if (ret)
+		return ret;
+	*event = (enum rpma_conn_event)ev->kind;
+	if (ev->kind == RPMA_CONN_ESTABLISHED && ev->len > 0) {
+		pdata->ptr = ev->data;
+		pdata->len = (uint8_t)ev->len;
+		ev->data = NULL;
+	}
+	fab_event_free(ev);
+	return 0;
+}
+
+/* fab_conn_disconnect -- shut the endpoint down; the local side sees CLOSED */
+int fab_conn_disconnect(struct rpma_conn *conn)
+{
+	struct fab_conn *c = fab_conn(conn);
+	int ret = fi_shutdown(c->ep, 0);
+	if (ret && atomic_load(&c->state) != FAB_CONN_DONE) {
+		FAB_LOG_FI(ret, "fi_shutdown()");
+		return RPMA_E_PROVIDER;
+	}
+	fab_conn_end(c, RPMA_CONN_CLOSED);
+	return 0;
+}
+
+/* fab_conn_delete -- release the connection's transport */
+int fab_conn_delete(struct rpma_conn *conn)
+{
+	return fab_conn_teardown(fab_conn(conn), false);
+}
+
+/* fab_conn_get_qp_num -- the connection's number (stable for its lifetime) */
+int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
+{
+	*qp_num = fab_conn(conn)->qp_num;
+	return 0;
+}
+
+/* fab_conn_get_compl_fd -- the shared completion channel's descriptor */
+int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
+{
+	*fd = fab_conn(conn)->shared_chan->efd;
+	return 0;
+}
+
+/* fab_conn_wait -- wait on the shared channel; tell which CQ fired */
+int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq)
+{
+	struct fab_conn *c = fab_conn(conn);
+	struct fab_cq *fired = NULL;
+	int ret = fab_chan_wait(c->shared_chan, &fired);
+	if (ret)
+		return ret;
+	*is_rcq = fired == c->rcq;
+	return 0;
+}

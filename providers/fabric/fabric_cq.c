@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_cq.c -- software completion queues and channels fed from libfabric CQs */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "fabric.h"
+
+/* how many libfabric entries one fi_cq_read takes */
+#define FAB_CQ_BATCH 16
+
+/* fab_chan_new -- a completion channel with its eventfd */
+struct fab_chan *fab_chan_new(void)
+{
+	struct fab_chan *ch = calloc(1, sizeof(*ch));
+	if (ch == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return NULL;
+	}
+	ch->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (ch->efd < 0) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+		free(ch);
+		return NULL;
+	}
+	pthread_mutex_init(&ch->lock, NULL);
+	ch->refs = 1;
+	return ch;
+}
+
+/* fab_chan_put -- drop one reference; the last one closes the channel */
+void fab_chan_put(struct fab_chan *ch)
+{
+	if (ch == NULL)
+		return;
+	pthread_mutex_lock(&ch->lock);
+	int refs = --ch->refs;
+	pthread_mutex_unlock(&ch->lock);
+	if (refs > 0)
+		return;
+	close(ch->efd);
+	pthread_mutex_destroy(&ch->lock);
+	free(ch);
+}
+
+/* fab_cq_init -- a software CQ of size entries notifying through chan (NULL: its own) */
+int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq)
+{
+	memset(cq, 0, sizeof(*cq));
+	cq->cap = size ? size : 1;
+	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
+	if (cq->ring == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	if (chan) {
+		pthread_mutex_lock(&chan->lock);
+		chan->refs++;
+		pthread_mutex_unlock(&chan->lock);
+		cq->chan = chan;
+	} else {
+		cq->chan = fab_chan_new();
+		if (cq->chan == NULL) {
+			free(cq->ring);
+			cq->ring = NULL;
+			return RPMA_E_PROVIDER;
+		}
+	}
+	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_init(&cq->feed_lock, NULL);
+	cq->armed = true; /* armed from birth, as librpma does */
+	cq->is_rcq = is_rcq;
+	cq->initialized = true;
+	return 0;
+}
+
+/* fab_cq_fini -- release a software CQ */
+void fab_cq_fini(struct fab_cq *cq)
+{
+	if (!cq->initialized)
+		return;
+	if (cq->nfeeders)
+		FAB_LOG_WARNING("a CQ is released while %d sources still feed it", cq->nfeeders);
+	free(cq->feeders);
+	free(cq->ring);
+	fab_chan_put(cq->chan);
+	pthread_mutex_destroy(&cq->feed_lock);
+	pthread_mutex_destroy(&cq->lock);
+	cq->initialized = false;
+}
+
+/* fab_cq_add_feeder -- let a polling user drain src when cq is empty */
+int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
+{
+	pthread_mutex_lock(&cq->feed_lock);
+	if (cq->nfeeders == cq->feeders_cap) {
+		int ncap = cq->feeders_cap ? cq->feeders_cap * 2 : 4;
+		struct fab_source **nf = realloc(cq->feeders, (size_t)ncap * sizeof(*nf));
+		if (nf == NULL) {
+			pthread_mutex_unlock(&cq->feed_lock);
+			FAB_LOG_ERROR("out of memory");
+			return RPMA_E_NOMEM;
+		}
+		cq->feeders = nf;
+		cq->feeders_cap = ncap;
+	}
+	cq->feeders[cq->nfeeders++] = src;
+	pthread_mutex_unlock(&cq->feed_lock);
+	return 0;
+}
+
+/* fab_cq_del_feeder -- forget a feeding source */
+void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
+{
+	pthread_mutex_lock(&cq->feed_lock);
+	for (int i = 0; i < cq->nfeeders; i++) {
+		if (cq->feeders[i] == src) {
+			cq->feeders[i] = cq->feeders[--cq->nfeeders];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cq->feed_lock);
+}
+
+/* fab_cq_push -- append a completion; notify the channel if the CQ is armed */
+void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
+{
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count == cq->cap) {
+		/* never drop a completion: grow (verbs would overflow the CQ) */
+		uint32_t ncap = cq->cap * 2;
+		struct ibv_wc *nr = malloc(ncap * sizeof(*nr));
+		if (nr == NULL) {
+			pthread_mutex_unlock(&cq->lock);
+			FAB_LOG_ERROR("CQ overflow and out of memory: a completion is lost");
+			return;
+		}
+		for (uint32_t i = 0; i < cq->count; i++)
+			nr[i] = cq->ring[(cq->head + i) % cq->cap];
+		free(cq->ring);
+		cq->ring = nr;
+		cq->head = 0;
+		if (cq->cap >= 64 && !(cq->cap & (cq->cap - 1)))
+			FAB_LOG_DEBUG("CQ grew to %u entries", ncap);
+		cq->cap = ncap;
+	}
+	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+	cq->count++;
+	bool fire = cq->armed;
+	cq->armed = false;
+	pthread_mutex_unlock(&cq->lock);
+	if (!fire)
+		return;
+	struct fab_chan *ch = cq->chan;
+	pthread_mutex_lock(&ch->lock);
+	if (ch->nfired < (int)(sizeof(ch->fired) / sizeof(ch->fired[0])))
+		ch->fired[ch->nfired++] = cq;
+	pthread_mutex_unlock(&ch->lock);
+	uint64_t one = 1;
+	if (write(ch->efd, &one, sizeof(one)) != sizeof(one))
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+}
+
+/* fab_wc_status -- the ibv_wc_status closest to a libfabric error */
+enum ibv_wc_status fab_wc_status(int err)
+{
+	switch (err) {
+	case FI_ECANCELED:
+		return IBV_WC_WR_FLUSH_ERR;
+	case FI_ETRUNC:
+	case FI_EMSGSIZE:
+	case FI_ETOOSMALL:
+		return IBV_WC_LOC_LEN_ERR;
+	case FI_EACCES:
+	case FI_EPERM:
+	case FI_EKEYREJECTED:
+	case FI_EINVAL:
+	case FI_EFAULT:
+		return IBV_WC_REM_ACCESS_ERR;
+	case FI_EREMOTEIO:
+		return IBV_WC_REM_OP_ERR;
+	case FI_ETIMEDOUT:
+	case FI_ECONNRESET:
+	case FI_ECONNABORTED:
+	case FI_ENOTCONN:
+	case EPIPE:
+	case FI_EHOSTUNREACH:
+	case FI_ECONNREFUSED:
+	case FI_EIO:
+	case FI_ESHUTDOWN:
+		return IBV_WC_RETRY_EXC_ERR;
+	default:
+		return IBV_WC_GENERAL_ERR;
+	}
+}
+
+/* fab_wc_fill -- a successful completion as verbs reports it */
+static void fab_wc_fill(struct ibv_wc *wc, const struct fi_cq_data_entry *e, uint32_t qp_num,
+			bool rx)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = (uint64_t)(uintptr_t)e->op_context;
+	wc->status = IBV_WC_SUCCESS;
+	wc->qp_num = qp_num;
+	wc->byte_len = (uint32_t)e->len;
+	if (rx) {
+		if ((e->flags & FI_REMOTE_CQ_DATA) && (e->flags & (FI_REMOTE_WRITE | FI_RMA)) &&
+		    !(e->flags & FI_MSG))
+			wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		else
+			wc->opcode = IBV_WC_RECV;
+		if (e->flags & FI_REMOTE_CQ_DATA) {
+			wc->wc_flags |= IBV_WC_WITH_IMM;
+			wc->imm_data = htonl((uint32_t)e->data);
+		}
+	} else if (e->flags & FI_READ) {
+		wc->opcode = IBV_WC_RDMA_READ;
+	} else if (e->flags & FI_SEND) {
+		wc->opcode = IBV_WC_SEND;
+	} else {
+		wc->opcode = IBV_WC_RDMA_WRITE;
+	}
+}
+
+/* fab_wc_error -- an error completion from a libfabric error entry */
+static void fab_wc_error(struct ibv_wc *wc, const struct fi_cq_err_entry *e, uint32_t qp_num,
+			 bool rx)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = (uint64_t)(uintptr_t)e->op_context;
+	wc->status = fab_wc_status(e->err);
+	wc->vendor_err = (uint32_t)e->prov_errno;
+	wc->qp_num = qp_num;
+	if (rx)
+		wc->opcode = IBV_WC_RECV;
+	else if (e->flags & FI_READ)
+		wc->opcode = IBV_WC_RDMA_READ;
+	else if (e->flags & FI_SEND)
+		wc->opcode = IBV_WC_SEND;
+	else
+		wc->opcode = IBV_WC_RDMA_WRITE;
+}
+
+/* fab_readerr -- take one error entry of a libfabric CQ; false if there is none */
+static bool fab_readerr(struct fid_cq *cq, struct fi_cq_err_entry *err)
+{
+	memset(err, 0, sizeof(*err));
+	ssize_t r = fi_cq_readerr(cq, err, 0);
+	if (r != 1) {
+		if (r != -FI_EAGAIN)
+			FAB_LOG_FI(r, "fi_cq_readerr()");
+		return false;
+	}
+	return true;
+}
+
+/* fab_is_bounce -- does ctx point at one of the connection's SRQ bounce buffers? */
+static struct fab_bounce *fab_is_bounce(struct fab_conn *c, void *ctx)
+{
+	if (c->bounces == NULL)
+		return NULL;
+	uintptr_t p = (uintptr_t)ctx, lo = (uintptr_t)c->bounces;
+	uintptr_t hi = lo + c->nbounces * sizeof(struct fab_bounce);
+	if (p < lo || p >= hi)
+		return NULL;
+	return (struct fab_bounce *)ctx;
+}
+
+/* fab_drain_tx -- move every completion of a connection's TX CQ to its main CQ */
+void fab_drain_tx(struct fab_source *src)
+{
+	struct fab_conn *c = src->arg;
+	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	struct ibv_wc wc;
+	for (;;) {
+		ssize_t n = fi_cq_read(c->txcq, e, FAB_CQ_BATCH);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++) {
+				fab_wc_fill(&wc, &e[i], c->qp_num, false);
+				fab_cq_push(c->cq, &wc);
+			}
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			if (!fab_readerr(c->txcq, &err))
+				break;
+			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
+				      c->qp_num, fi_strerror(err.err), err.prov_errno);
+			fab_conn_mark_broken(c);
+			fab_wc_error(&wc, &err, c->qp_num, false);
+			fab_cq_push(c->cq, &wc);
+			continue;
+		}
+		if (n != -FI_EAGAIN)
+			FAB_LOG_FI(n, "fi_cq_read(tx)");
+		break;
+	}
+}
+
+/* fab_drain_rx -- move every completion of a connection's RX CQ where receives go */
+void fab_drain_rx(struct fab_source *src)
+{
+	struct fab_conn *c = src->arg;
+	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	struct ibv_wc wc;
+	for (;;) {
+		ssize_t n = fi_cq_read(c->rxcq, e, FAB_CQ_BATCH);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++) {
+				struct fab_bounce *b = fab_is_bounce(c, e[i].op_context);
+				if (b) {
+					b->len = e[i].len;
+					b->flags = e[i].flags;
+					b->data = e[i].data;
+					b->err = 0;
+					b->prov_errno = 0;
+					fab_srq_arrived(c, b);
+					continue;
+				}
+				fab_wc_fill(&wc, &e[i], c->qp_num, true);
+				fab_cq_push(c->recv_target, &wc);
+			}
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			if (!fab_readerr(c->rxcq, &err))
+				break;
+			if (err.err != FI_ECANCELED) {
+				RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error "
+					      "%d)",
+					      c->qp_num, fi_strerror(err.err), err.prov_errno);
+				fab_conn_mark_broken(c);
+			}
+			struct fab_bounce *b = fab_is_bounce(c, err.op_context);
+			if (b) {
+				/* flushed bounce buffers are internal: nobody waits for them */
+				if (err.err == FI_ECANCELED)
+					continue;
+				b->len = 0;
+				b->flags = err.flags;
+				b->err = err.err;
+				b->prov_errno = err.prov_errno;
+				fab_srq_arrived(c, b);
+				continue;
+			}
+			fab_wc_error(&wc, &err, c->qp_num, true);
+			fab_cq_push(c->recv_target, &wc);
+			continue;
+		}
+		if (n != -FI_EAGAIN)
+			FAB_LOG_FI(n, "fi_cq_read(rx)");
+		break;
+	}
+}
+
+/* fab_cq_get_fd -- the descriptor of the CQ's channel */
+int fab_cq_get_fd(const struct rpma_cq *cq, int *fd)
+{
+	*fd = fab_cq(cq)->chan->efd;
+	return 0;
+}
+
+/* fab_cq_rearm -- arm a CQ for the next notification */
+static void fab_cq_rearm(struct fab_cq *cq)
+{
+	pthread_mutex_lock(&cq->lock);
+	cq->armed = true;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/*
+ * fab_chan_wait -- wait for a notification on a channel (RPMA_E_NO_COMPLETION
+ * when the fd is non-blocking and nothing fired), re-arm the CQ that fired
+ */
+int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
+{
+	uint64_t v;
+	for (;;) {
+		ssize_t n = read(ch->efd, &v, sizeof(v));
+		if (n == sizeof(v))
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return RPMA_E_NO_COMPLETION;
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: read(completion channel)");
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_lock(&ch->lock);
+	struct fab_cq *cq = NULL;
+	if (ch->nfired > 0) {
+		cq = ch->fired[0];
+		for (int i = 1; i < ch->nfired; i++)
+			ch->fired[i - 1] = ch->fired[i];
+		ch->nfired--;
+	}
+	pthread_mutex_unlock(&ch->lock);
+	if (cq == NULL) {
+		FAB_LOG_ERROR("completion channel signalled but nothing fired");
+		return RPMA_E_UNKNOWN;
+	}
+	fab_cq_rearm(cq);
+	*cqp = cq;
+	return 0;
+}
+
+/* fab_cq_wait -- block until the CQ is notified, then re-arm it */
+int fab_cq_wait(struct rpma_cq *cq)
+{
+	struct fab_cq *fired;
+	return fab_chan_wait(fab_cq(cq)->chan, &fired);
+}
+
+/* fab_cq_take -- copy up to num completions out of the ring */
+static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc)
+{
+	pthread_mutex_lock(&cq->lock);
+	int n = 0;
+	while (n < num && cq->count > 0) {
+		wc[n++] = cq->ring[cq->head];
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return n;
+}
+
+/* fab_cq_poll -- take completions; an empty CQ drains its libfabric CQs first */
+int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
+{
+	struct fab_cq *cq = fab_cq(rcq);
+	int n = fab_cq_take(cq, num_entries, wc);
+	if (n > 0)
+		return n;
+	pthread_mutex_lock(&cq->feed_lock);
+	for (int i = 0; i < cq->nfeeders; i++)
+		fab_source_drain(cq->feeders[i]);
+	pthread_mutex_unlock(&cq->feed_lock);
+	return fab_cq_take(cq, num_entries, wc);
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_ops.c -- the data path: reads, writes, atomic writes, flushes, messages */
+
+#include <sched.h>
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+
+#include "fabric.h"
+
+/* how long an operation may wait for room in a full queue */
+#define FAB_POST_WAIT_NS (2ULL * 1000000000ULL)
+
+/* fab_conn_progress -- drive the connection while its queue is full */
+void fab_conn_progress(struct fab_conn *c)
+{
+	fab_source_drain(&c->tx_src);
+	fab_source_drain(&c->rx_src);
+	sched_yield();
+}
+
+/* the libfabric completion flag for RPMA_F_COMPLETION_* flags */
+static inline uint64_t fab_comp(int flags)
+{
+	return (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? FI_COMPLETION : 0;
+}
+
+/* the completion level of writes: the target must have taken the data */
+static inline uint64_t fab_write_level(const struct fab_peer *p)
+{
+	if (p->has_commit)
+		return FI_COMMIT_COMPLETE;
+	if (p->has_delivery)
+		return FI_DELIVERY_COMPLETE;
+	return 0;
+}
+
+/*
+ * FAB_POST -- run a posting call, driving progress while libfabric says the
+ * queue is full (-FI_EAGAIN), for at most FAB_POST_WAIT_NS
+ */
+#define FAB_POST(c, call)                                         \
+	({                                                        \
+		ssize_t _r;                                       \
+		uint64_t _until = 0;                              \
+		while ((_r = (call)) == -FI_EAGAIN) {             \
+			uint64_t _now = fab_now_ns();             \
+			if (_until == 0)                          \
+				_until = _now + FAB_POST_WAIT_NS; \
+			else if (_now > _until)                   \
+				break;                            \
+			fab_conn_progress(c);                     \
+		}                                                 \
+		_r;                                               \
+	})
+
+/* fab_post_result -- translate the result of a posting call */
+static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
+{
+	if (ret == 0)
+		return 0;
+	RPMA_LOG_ERROR("fabric: qp %u: %s failed: %s", c->qp_num, what, fi_strerror((int)-ret));
+	if (ret == -FI_EAGAIN)
+		return RPMA_E_PROVIDER; /* the queue stayed full */
+	return fab_err((int)ret) == RPMA_E_NOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+}
+
+/* fab_local_completion -- complete a zero-length operation nobody needs to carry */
+static void fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, int flags,
+				 const void *op_context)
+{
+	if (!(flags & RPMA_F_COMPLETION_ON_SUCCESS))
+		return;
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)op_context;
+	wc.status = IBV_WC_SUCCESS;
+	wc.opcode = opcode;
+	wc.qp_num = c->qp_num;
+	fab_cq_push(c->cq, &wc);
+}
+
+/* fab_do_read -- post an RMA read (len 0: no data, ordering only) */
+static int fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey,
+		       size_t len, uint64_t fflags, const void *op_context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = len ? 1 : 0,
+		.rma_iov = &rma,
+		.rma_iov_count = len ? 1 : 0,
+		.context = (void *)op_context,
+	};
+	return fab_post_result(c, FAB_POST(c, fi_readmsg(c->ep, &msg, fflags)), "fi_readmsg()");
+}
+
+/* fab_read -- rpma_read() */
+int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
+	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	return fab_do_read(c, fab_mr_addr(dst, dst_offset), fab_mr_desc(dst), raddr, rkey, len,
+			   fab_comp(flags), op_context);
+}
+
+/* fab_do_write -- post an RMA write with the given flags */
+static int fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey,
+			size_t len, uint64_t fflags, uint64_t data, const void *op_context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = len ? 1 : 0,
+		.rma_iov = &rma,
+		.rma_iov_count = len ? 1 : 0,
+		.context = (void *)op_context,
+		.data = data,
+	};
+	return fab_post_result(c, FAB_POST(c, fi_writemsg(c->ep, &msg, fflags)), "fi_writemsg()");
+}
+
+/*
+ * fab_write -- rpma_write() and rpma_write_with_imm(); writes carry
+ * FI_COMMIT_COMPLETE where the provider has it (so a later flush read finds
+ * them persistent), else FI_DELIVERY_COMPLETE (so a refused write fails
+ * instead of completing successfully)
+ */
+int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
+	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+	      bool with_imm, uint32_t imm, const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	if (len == 0 && !with_imm) {
+		/* nothing to carry; keep the completion semantics */
+		fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
+		return 0;
+	}
+	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer);
+	if (with_imm)
+		ff |= FI_REMOTE_CQ_DATA;
+	return fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr, rkey, len, ff,
+			    imm, op_context);
+}
+
+/* fab_stage -- an 8-byte registered slot holding a copy of src */
+static uint64_t *fab_stage(struct fab_conn *c, const char src[8])
+{
+	size_t slot = 1;
+	if (c->scratch_slots > 2) {
+		slot = 1 + c->scratch_next;
+		c->scratch_next = (c->scratch_next + 1) % (c->scratch_slots - 1);
+	}
+	memcpy(&c->scratch[slot], src, 8);
+	return &c->scratch[slot];
+}
+
+/*
+ * fab_atomic_write -- rpma_atomic_write(): FI_ATOMIC_WRITE of one uint64 when
+ * the provider has atomics (single-copy atomic at the target); otherwise an
+ * 8-byte write.  Either is ordered after earlier flush reads: the provider's
+ * single in-order stream (tcp, sockets) or FI_FENCE guarantees it.  The
+ * emulated write is not single-copy atomic against the target's CPUs.
+ */
+int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, const char src[8],
+		     int flags, const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	struct fab_peer *p = c->peer;
+	uint64_t *slot = fab_stage(c, src);
+	uint64_t ff = fab_comp(flags) | fab_write_level(p);
+	if (p->inject_size >= 8)
+		ff |= FI_INJECT;
+	if (p->has_fence && !p->in_order)
+		ff |= FI_FENCE;
+	if (!p->has_atomic)
+		return fab_do_write(c, slot, c->scratch_desc, raddr, rkey, 8, ff, 0, op_context);
+
+	void *desc = c->scratch_desc;
+	struct fi_ioc ioc = {.addr = slot, .count = 1};
+	struct fi_rma_ioc rioc = {.addr = raddr, .count = 1, .key = rkey};
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc,
+		.desc = &desc,
+		.iov_count = 1,
+		.rma_iov = &rioc,
+		.rma_iov_count = 1,
+		.datatype = FI_UINT64,
+		.op = FI_ATOMIC_WRITE,
+		.context = (void *)op_context,
+	};
+	return fab_post_result(c, FAB_POST(c, fi_atomicmsg(c->ep, &msg, ff)), "fi_atomicmsg()");
+}
+
+/*
+ * fab_flush -- rpma_flush(): a read of up to 8 bytes of the range after the
+ * writes (libfabric orders reads after writes on an endpoint).  VISIBILITY:
+ * its completion means the earlier writes were placed at the target.
+ * PERSISTENT: only where writes travel with FI_COMMIT_COMPLETE, which makes
+ * the target write them back to persistence (clwb/clflushopt + sfence) before
+ * it processes anything that follows, the flush read included.
+ */
+int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
+	      enum rpma_flush_type type, int flags, const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	if (type == RPMA_FLUSH_TYPE_PERSISTENT && !c->peer->has_commit) {
+		FAB_LOG_ERROR("persistent flush needs FI_RMA_PMEM and FI_COMMIT_COMPLETE, which "
+			      "libfabric provider %s does not offer",
+			      c->peer->info->fabric_attr->prov_name);
+		return RPMA_E_NOSUPP;
+	}
+	size_t rlen = len < 8 ? len : 8;
+	return fab_do_read(c, c->scratch, c->scratch_desc, rlen ? raddr : 0, rlen ? rkey : 0, rlen,
+			   fab_comp(flags), op_context);
+}
+
+/* fab_send -- rpma_send() and rpma_send_with_imm() */
+int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
+	     int flags, bool with_imm, uint32_t imm, const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	void *desc = fab_mr_desc(src);
+	struct iovec iov = {.iov_base = fab_mr_addr(src, offset), .iov_len = len};
+	struct fi_msg msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = len ? 1 : 0,
+		.context = (void *)op_context,
+		.data = imm,
+	};
+	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
+	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg()");
+}
+
+/* fab_post_recv -- post one receive buffer on the connection's endpoint */
+int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_msg msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = len ? 1 : 0,
+		.context = ctx,
+	};
+	return fab_post_result(c, FAB_POST(c, fi_recvmsg(c->ep, &msg, FI_COMPLETION)),
+			       "fi_recvmsg()");
+}
+
+/* fab_recv -- rpma_recv() */
+int fab_recv(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset, size_t len,
+	     const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	if (c->srq) {
+		FAB_LOG_ERROR("rpma_recv: the connection receives through a shared RQ; use "
+			      "rpma_srq_recv()");
+		return RPMA_E_INVAL;
+	}
+	return fab_post_recv(c, fab_mr_addr(dst, offset), len, fab_mr_desc(dst),
+			     (void *)op_context);
+}

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_peer.c -- the peer (fabric + domain), its progress thread and the software event queues */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rdma/fi_atomic.h>
+
+#include "fabric.h"
+
+/* ----------------------------------------------------------- event queues */
+
+/* fab_evq_init -- an empty software event queue with its eventfd */
+int fab_evq_init(struct fab_evq *q)
+{
+	q->head = q->tail = NULL;
+	q->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (q->efd < 0) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	return 0;
+}
+
+/* fab_event_free -- release one event and what it owns */
+void fab_event_free(struct fab_event *ev)
+{
+	if (ev == NULL)
+		return;
+	free(ev->data);
+	if (ev->info)
+		fi_freeinfo(ev->info);
+	free(ev);
+}
+
+/* fab_evq_fini -- release a queue and every event still in it */
+void fab_evq_fini(struct fab_evq *q)
+{
+	if (q->efd < 0)
+		return;
+	struct fab_event *ev = q->head;
+	while (ev) {
+		struct fab_event *next = ev->next;
+		fab_event_free(ev);
+		ev = next;
+	}
+	q->head = q->tail = NULL;
+	close(q->efd);
+	q->efd = -1;
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* fab_evq_push -- queue an event (data is copied, info is taken over) and signal the fd */
+int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info)
+{
+	struct fab_event *ev = calloc(1, sizeof(*ev));
+	if (ev == NULL)
+		goto nomem;
+	if (len > 0) {
+		ev->data = malloc(len);
+		if (ev->data == NULL) {
+			free(ev);
+			goto nomem;
+		}
+		memcpy(ev->data, data, len);
+		ev->len = len;
+	}
+	ev->kind = kind;
+	ev->info = info;
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = ev;
+	else
+		q->head = ev;
+	q->tail = ev;
+	pthread_mutex_unlock(&q->lock);
+	uint64_t one = 1;
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+	return 0;
+nomem:
+	FAB_LOG_ERROR("out of memory: an event is lost");
+	if (info)
+		fi_freeinfo(info);
+	return RPMA_E_NOMEM;
+}
+
+/*
+ * fab_evq_pop -- take the oldest event; blocks unless the user made the fd
+ * non-blocking (then RPMA_E_NO_EVENT when nothing waits)
+ */
+int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
+{
+	uint64_t v;
+	for (;;) {
+		ssize_t n = read(q->efd, &v, sizeof(v));
+		if (n == sizeof(v))
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return RPMA_E_NO_EVENT;
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_lock(&q->lock);
+	struct fab_event *ev = q->head;
+	if (ev) {
+		q->head = ev->next;
+		if (q->head == NULL)
+			q->tail = NULL;
+		ev->next = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (ev == NULL) {
+		FAB_LOG_ERROR("event queue signalled but empty");
+		return RPMA_E_UNKNOWN;
+	}
+	*evp = ev;
+	return 0;
+}
+
+/* ------------------------------------------------------------- progress */
+
+/* fab_source_init -- describe a libfabric CQ/EQ for the progress thread */
+int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg)
+{
+	memset(src, 0, sizeof(*src));
+	src->fid = fid;
+	src->drain = drain;
+	src->arg = arg;
+	src->fd = -1;
+	/* FI_WAIT_FD was requested, so FI_GETWAIT gives an int (see libfabric.md) */
+	int fd = -1;
+	int ret = fi_control(fid, FI_GETWAIT, &fd);
+	if (ret == 0 && fd >= 0)
+		src->fd = fd;
+	else
+		FAB_LOG_DEBUG("no wait fd (%s): the object is polled periodically",
+			      fi_strerror(-ret));
+	pthread_mutex_init(&src->drain_lock, NULL);
+	return 0;
+}
+
+/* fab_source_fini -- release what fab_source_init set up */
+void fab_source_fini(struct fab_source *src)
+{
+	if (src->fid == NULL)
+		return;
+	pthread_mutex_destroy(&src->drain_lock);
+	src->fid = NULL;
+}
+
+/* fab_source_drain -- drain one source (serialised with other drainers) */
+void fab_source_drain(struct fab_source *src)
+{
+	pthread_mutex_lock(&src->drain_lock);
+	src->drain(src);
+	pthread_mutex_unlock(&src->drain_lock);
+}
+
+/* fab_progress_kick -- interrupt the progress thread's wait */
+void fab_progress_kick(struct fab_peer *peer)
+{
+	uint64_t one = 1;
+	if (write(peer->prog.wake_fd, &one, sizeof(one)) != sizeof(one))
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+}
+
+/* fab_source_add -- let the progress thread wait on and drain src */
+void fab_source_add(struct fab_peer *peer, struct fab_source *src)
+{
+	struct fab_progress *pr = &peer->prog;
+	pthread_mutex_lock(&pr->lock);
+	src->next = pr->sources;
+	pr->sources = src;
+	src->registered = true;
+	pr->gen++;
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(peer);
+}
+
+/*
+ * fab_source_remove -- take src away from the progress thread; on return the
+ * thread no longer uses it (it has started a new round without it)
+ */
+void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
+{
+	struct fab_progress *pr = &peer->prog;
+	if (!src->registered)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	for (struct fab_source **pp = &pr->sources; *pp; pp = &(*pp)->next) {
+		if (*pp == src) {
+			*pp = src->next;
+			break;
+		}
+	}
+	src->registered = false;
+	uint64_t gen = ++pr->gen;
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(peer);
+	pthread_mutex_lock(&pr->lock);
+	while (pr->running && !pr->stop && pr->seen_gen < gen)
+		pthread_cond_wait(&pr->cond, &pr->lock);
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/*
+ * fab_progress_thread -- drain every registered CQ and EQ, then sleep until
+ * one of their wait fds (or the wake fd) fires; fi_trywait() tells when
+ * sleeping is safe.  Draining drives the libfabric provider's progress, so
+ * one-sided operations against this peer complete while the application sleeps.
+ */
+static void *fab_progress_thread(void *arg)
+{
+	struct fab_peer *p = arg;
+	struct fab_progress *pr = &p->prog;
+	struct fab_source **snap = NULL;
+	struct fid **fids = NULL;
+	struct pollfd *pfds = NULL;
+	size_t cap = 0;
+	int eagain = 0;
+	bool warned = false;
+
+	for (;;) {
+		pthread_mutex_lock(&pr->lock);
+		if (pr->stop) {
+			pthread_mutex_unlock(&pr->lock);
+			break;
+		}
+		size_t n = 0;
+		for (struct fab_source *s = pr->sources; s; s = s->next)
+			n++;
+		if (n + 1 > cap) {
+			size_t ncap = (n + 1) * 2;
+			struct fab_source **ns = realloc(snap, ncap * sizeof(*ns));
+			if (ns)
+				snap = ns;
+			struct fid **nf = realloc(fids, ncap * sizeof(*nf));
+			if (nf)
+				fids = nf;
+			struct pollfd *np = realloc(pfds, ncap * sizeof(*np));
+			if (np)
+				pfds = np;
+			if (!ns || !nf || !np) {
+				pthread_mutex_unlock(&pr->lock);
+				FAB_LOG_ERROR("progress thread: out of memory, retrying");
+				usleep(1000);
+				continue;
+			}
+			cap = ncap;
+		}
+		n = 0;
+		for (struct fab_source *s = pr->sources; s; s = s->next)
+			snap[n++] = s;
+		pr->seen_gen = pr->gen;
+		pthread_cond_broadcast(&pr->cond);
+		pthread_mutex_unlock(&pr->lock);
+
+		int timeout = 1000; /* a safety net; every change kicks the thread */
+		bool nofd = false;
+		uint64_t now = fab_now_ns();
+		for (size_t i = 0; i < n; i++) {
+			struct fab_source *s = snap[i];
+			fab_source_drain(s);
+			uint64_t dl = atomic_load(&s->deadline_ns);
+			if (dl != 0) {
+				if (dl <= now) {
+					atomic_store(&s->deadline_ns, 0);
+					if (s->expire)
+						s->expire(s);
+				} else {
+					uint64_t ms = (dl - now) / 1000000 + 1;
+					if (ms < (uint64_t)timeout)
+						timeout = (int)ms;
+				}
+			}
+			if (s->fd < 0)
+				nofd = true;
+		}
+		if (nofd && timeout > 1)
+			timeout = 1;
+
+		size_t nf = 0;
+		for (size_t i = 0; i < n; i++)
+			if (snap[i]->fd >= 0)
+				fids[nf++] = snap[i]->fid;
+		int ret = nf ? fi_trywait(p->fabric, fids, (int)nf) : 0;
+		if (ret == -FI_EAGAIN) {
+			/* something arrived meanwhile: drain again, but never spin */
+			if (++eagain < 4)
+				continue;
+			timeout = 1;
+		} else {
+			eagain = 0;
+			if (ret != 0) {
+				if (!warned)
+					FAB_LOG_WARNING("fi_trywait: %s; polling every 5 ms",
+							fi_strerror(-ret));
+				warned = true;
+				if (timeout > 5)
+					timeout = 5;
+			}
+		}
+		size_t m = 0;
+		pfds[m].fd = pr->wake_fd;
+		pfds[m].events = POLLIN;
+		pfds[m++].revents = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (snap[i]->fd < 0)
+				continue;
+			pfds[m].fd = snap[i]->fd;
+			pfds[m].events = POLLIN;
+			pfds[m++].revents = 0;
+		}
+		int r = poll(pfds, m, timeout);
+		if (r > 0 && (pfds[0].revents & POLLIN)) {
+			uint64_t v;
+			if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+		}
+	}
+	free(snap);
+	free(fids);
+	free(pfds);
+	return NULL;
+}
+
+/* fab_progress_start -- start the progress thread of a peer */
+static int fab_progress_start(struct fab_peer *p)
+{
+	struct fab_progress *pr = &p->prog;
+	pr->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pr->wake_fd < 0) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_init(&pr->lock, NULL);
+	pthread_cond_init(&pr->cond, NULL);
+	pr->sources = NULL;
+	pr->gen = pr->seen_gen = 0;
+	pr->stop = false;
+	pr->running = true;
+	int ret = pthread_create(&pr->thread, NULL, fab_progress_thread, p);
+	if (ret) {
+		pr->running = false;
+		RPMA_LOG_ERROR_WITH_ERRNO(ret, "fabric: pthread_create()");
+		pthread_cond_destroy(&pr->cond);
+		pthread_mutex_destroy(&pr->lock);
+		close(pr->wake_fd);
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+/* fab_progress_stop -- stop and join the progress thread */
+static void fab_progress_stop(struct fab_peer *p)
+{
+	struct fab_progress *pr = &p->prog;
+	if (!pr->running)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	pr->stop = true;
+	pthread_cond_broadcast(&pr->cond);
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(p);
+	pthread_join(pr->thread, NULL);
+	pr->running = false;
+	if (pr->sources)
+		FAB_LOG_WARNING("peer closed while %s still registered", "objects are");
+	pthread_cond_destroy(&pr->cond);
+	pthread_mutex_destroy(&pr->lock);
+	close(pr->wake_fd);
+}
+
+/* ------------------------------------------------------------------ keys */
+
+/* fab_peer_new_key -- a requested key, unique in the domain, fitting in 32 bits */
+uint32_t fab_peer_new_key(struct fab_peer *peer)
+{
+	uint32_t k;
+	do {
+		k = atomic_fetch_add(&peer->next_key, 1);
+	} while (k == 0);
+	return k;
+}
+
+/* fab_peer_reg -- register memory in the peer's domain, honouring the mr_mode */
+int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, struct fid_mr **mr,
+		 void **desc, uint64_t *key)
+{
+	int ret = 0;
+	for (int attempt = 0; attempt < 8; attempt++) {
+		uint64_t req_key = peer->prov_keys ? 0 : fab_peer_new_key(peer);
+		ret = fi_mr_reg(peer->domain, ptr, size, access, 0, req_key, 0, mr, NULL);
+		if (ret != -FI_ENOKEY)
+			break;
+	}
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_mr_reg()");
+		return fab_err(ret);
+	}
+	uint64_t k = fi_mr_key(*mr);
+	if (k == FI_KEY_NOTAVAIL) {
+		FAB_LOG_ERROR("fi_mr_key(): the key needs FI_MR_RAW, which is not supported");
+		fi_close(&(*mr)->fid);
+		*mr = NULL;
+		return RPMA_E_NOSUPP;
+	}
+	*desc = fi_mr_desc(*mr);
+	*key = k;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ peer */
+
+/* fab_hints -- hints for the peer's domain on the device, with extra caps */
+static struct fi_info *fab_hints(const struct fab_dev *d, uint64_t extra_caps)
+{
+	struct fi_info *h = fi_allocinfo();
+	if (h == NULL)
+		return NULL;
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA | extra_caps;
+	/* FI_CONTEXT is not offered: the user's op_context goes to libfabric as it is */
+	h->mode = FI_RX_CQ_DATA;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->fabric_attr->prov_name = strdup(d->prov_name);
+	h->fabric_attr->name = strdup(d->fabric_name);
+	h->domain_attr->name = strdup(d->domain_name);
+	if (!h->fabric_attr->prov_name || !h->fabric_attr->name || !h->domain_attr->name) {
+		fi_freeinfo(h);
+		return NULL;
+	}
+	return h;
+}
+
+/* fab_peer_init -- open the fabric and the domain; find out what they can do */
+int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
+{
+	struct fab_peer *p = fab_peer(peer);
+	struct fab_dev *d = dev;
+	static const uint64_t extras[] = {FI_ATOMIC | FI_RMA_PMEM, FI_RMA_PMEM, FI_ATOMIC, 0};
+	struct fi_info *list = NULL, *fi = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+		struct fi_info *h = fab_hints(d, extras[i]);
+		if (h == NULL) {
+			FAB_LOG_ERROR("out of memory");
+			return RPMA_E_NOMEM;
+		}
+		ret = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &list);
+		fi_freeinfo(h);
+		if (ret == 0)
+			break;
+	}
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_getinfo()");
+		return RPMA_E_PROVIDER;
+	}
+	for (fi = list; fi && fi->ep_attr->type != FI_EP_MSG; fi = fi->next)
+		;
+	if (fi == NULL) {
+		fi_freeinfo(list);
+		FAB_LOG_ERROR("fi_getinfo(): no FI_EP_MSG entry");
+		return RPMA_E_PROVIDER;
+	}
+	p->info = fi_dupinfo(fi);
+	fi_freeinfo(list);
+	if (p->info == NULL) {
+		FAB_LOG_ERROR("fi_dupinfo() failed");
+		return RPMA_E_NOMEM;
+	}
+	/* every op says what it wants: default op_flags would apply to all (libfabric.md 11) */
+	p->info->tx_attr->op_flags = 0;
+	p->info->rx_attr->op_flags = 0;
+
+	uint64_t mm = p->info->domain_attr->mr_mode;
+	p->mr_mode = mm;
+	p->va_addressing = (mm == FI_MR_BASIC) || (mm & FI_MR_VIRT_ADDR);
+	p->prov_keys = (mm == FI_MR_BASIC) || (mm & FI_MR_PROV_KEY);
+	p->rx_cq_data = (p->info->mode & FI_RX_CQ_DATA) != 0;
+	p->has_fence = (p->info->caps & FI_FENCE) != 0;
+	p->inject_size = p->info->tx_attr->inject_size;
+	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
+		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
+	atomic_init(&p->next_key, 1);
+
+	/* FI_COMMIT_COMPLETE must be accepted as a completion level too */
+	if (p->info->caps & FI_RMA_PMEM) {
+		struct fi_info *h = fab_hints(d, FI_RMA_PMEM);
+		if (h) {
+			h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
+			struct fi_info *l2 = NULL;
+			if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
+				p->has_commit = true;
+				fi_freeinfo(l2);
+			}
+			fi_freeinfo(h);
+		}
+	}
+
+	/* FI_DELIVERY_COMPLETE lets a write fail when the target refuses it */
+	{
+		struct fi_info *h = fab_hints(d, p->info->caps & (FI_RMA_PMEM | FI_ATOMIC));
+		if (h) {
+			h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+			struct fi_info *l2 = NULL;
+			if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
+				p->has_delivery = true;
+				fi_freeinfo(l2);
+			}
+			fi_freeinfo(h);
+		}
+	}
+
+	ret = fi_fabric(p->info->fabric_attr, &p->fabric, NULL);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_fabric()");
+		ret = fab_err(ret);
+		goto err_info;
+	}
+	ret = fi_domain(p->fabric, p->info, &p->domain, NULL);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_domain()");
+		ret = fab_err(ret);
+		goto err_fabric;
+	}
+	if (p->info->caps & FI_ATOMIC) {
+		struct fi_atomic_attr aattr;
+		p->has_atomic =
+			fi_query_atomic(p->domain, FI_UINT64, FI_ATOMIC_WRITE, &aattr, 0) == 0;
+	}
+	ret = fab_progress_start(p);
+	if (ret)
+		goto err_domain;
+
+	*caps = 0;
+	if (p->has_atomic)
+		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
+	if (p->rx_cq_data)
+		*caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
+	FAB_LOG_INFO("peer on %s/%s/%s: mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
+		     "persistent flush %s",
+		     d->prov_name, d->fabric_name, d->domain_name, (unsigned long)mm,
+		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
+		     p->has_atomic ? "native" : "emulated",
+		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported");
+	if (!p->has_atomic && !p->in_order && !p->has_fence)
+		FAB_LOG_NOTICE("atomic write is not ordered after flushes on this transport");
+	return 0;
+
+err_domain:
+	fi_close(&p->domain->fid);
+err_fabric:
+	fi_close(&p->fabric->fid);
+err_info:
+	fi_freeinfo(p->info);
+	p->info = NULL;
+	return ret;
+}
+
+/* fab_peer_fini -- stop the progress thread, close the domain and the fabric */
+int fab_peer_fini(struct rpma_peer *peer)
+{
+	struct fab_peer *p = fab_peer(peer);
+	int ret = 0;
+	fab_progress_stop(p);
+	int r = fi_close(&p->domain->fid);
+	if (r) {
+		FAB_LOG_FI(r, "fi_close(domain)");
+		ret = RPMA_E_PROVIDER;
+	}
+	r = fi_close(&p->fabric->fid);
+	if (r && !ret) {
+		FAB_LOG_FI(r, "fi_close(fabric)");
+		ret = RPMA_E_PROVIDER;
+	}
+	fi_freeinfo(p->info);
+	p->info = NULL;
+	return ret;
+}

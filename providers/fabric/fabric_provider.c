@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_provider.c -- the libfabric provider's table, devices and error translation */
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric.h"
+
+/* fab_err -- translate a negative libfabric error into an RPMA_E_* code */
+int fab_err(int fi_ret)
+{
+	switch (-fi_ret) {
+	case FI_ENOMEM:
+		return RPMA_E_NOMEM;
+	case FI_EINVAL:
+		return RPMA_E_INVAL;
+	case FI_ENOSYS:
+	case FI_EOPNOTSUPP:
+	case FI_ENODATA:
+		return RPMA_E_NOSUPP;
+	case FI_EAGAIN:
+		return RPMA_E_AGAIN;
+	default:
+		return RPMA_E_PROVIDER;
+	}
+}
+
+/* fab_now_ns -- the monotonic clock in nanoseconds */
+uint64_t fab_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* fab_rank -- how much we prefer a libfabric provider when FI_PROVIDER does not choose */
+static int fab_rank(const struct fi_info *fi)
+{
+	const char *name = fi->fabric_attr->prov_name;
+	if (name == NULL || strchr(name, ';') != NULL)
+		return 100; /* layered (utility) providers are not MSG cores */
+	if (strcmp(name, "verbs") == 0)
+		return 0;
+	if (strcmp(name, "tcp") == 0)
+		return 1;
+	if (strcmp(name, "sockets") == 0)
+		return 2;
+	/* "net" (experimental in 1.17): its wait fd is always readable */
+	if (strcmp(name, "net") == 0)
+		return 50;
+	return 10;
+}
+
+/* fab_pick -- the entry of list to use (the first one with the best rank) */
+static struct fi_info *fab_pick(struct fi_info *list)
+{
+	struct fi_info *best = NULL;
+	for (struct fi_info *fi = list; fi != NULL; fi = fi->next) {
+		if (fi->ep_attr->type != FI_EP_MSG)
+			continue;
+		if (best == NULL || fab_rank(fi) < fab_rank(best))
+			best = fi;
+	}
+	return best;
+}
+
+/* fab_dev_free -- release a device */
+static void fab_dev_free(struct fab_dev *d)
+{
+	if (d == NULL)
+		return;
+	free(d->addr);
+	free(d->prov_name);
+	free(d->fabric_name);
+	free(d->domain_name);
+	free(d);
+}
+
+/* fab_device_get -- find the libfabric MSG provider, fabric and domain serving addr */
+static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type, void **dev)
+{
+	struct fi_info *hints = fi_allocinfo();
+	struct fi_info *list = NULL;
+	if (hints == NULL) {
+		FAB_LOG_ERROR("fi_allocinfo() failed");
+		return RPMA_E_NOMEM;
+	}
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->mode = FI_RX_CQ_DATA;
+	hints->domain_attr->mr_mode =
+		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+	uint64_t flags = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? FI_SOURCE : 0;
+	int ret = fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, hints, &list);
+	fi_freeinfo(hints);
+	if (ret) {
+		RPMA_LOG_INFO("fabric: no libfabric MSG provider serves %s (%s): %s", addr,
+			      type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote",
+			      fi_strerror(-ret));
+		return RPMA_E_PROVIDER;
+	}
+	struct fi_info *fi = fab_pick(list);
+	if (fi == NULL) {
+		fi_freeinfo(list);
+		RPMA_LOG_INFO("fabric: no libfabric MSG endpoint serves %s", addr);
+		return RPMA_E_PROVIDER;
+	}
+	struct fab_dev *d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		fi_freeinfo(list);
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	d->type = (int)type;
+	d->addr = strdup(addr);
+	d->prov_name = strdup(fi->fabric_attr->prov_name);
+	d->fabric_name = strdup(fi->fabric_attr->name);
+	d->domain_name = strdup(fi->domain_attr->name);
+	fi_freeinfo(list);
+	if (!d->addr || !d->prov_name || !d->fabric_name || !d->domain_name) {
+		fab_dev_free(d);
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	RPMA_LOG_INFO("fabric: %s is served by libfabric provider %s, fabric %s, domain %s", addr,
+		      d->prov_name, d->fabric_name, d->domain_name);
+	*dev = d;
+	return 0;
+}
+
+/* fab_device_put -- release what fab_device_get returned */
+static void fab_device_put(void *dev)
+{
+	fab_dev_free(dev);
+}
+
+static const struct rpma_provider_ops fab_ops = {
+	.device_get = fab_device_get,
+	.device_put = fab_device_put,
+	.device_is_odp_capable = NULL,
+	.peer_init = fab_peer_init,
+	.peer_fini = fab_peer_fini,
+	.mr_reg = fab_mr_reg,
+	.mr_dereg = fab_mr_dereg,
+	.mr_advise = fab_mr_advise,
+	.ep_listen = fab_ep_listen,
+	.ep_shutdown = fab_ep_shutdown,
+	.ep_get_fd = fab_ep_get_fd,
+	.ep_next_conn_req = fab_ep_next_conn_req,
+	.conn_req_new = fab_conn_req_new,
+	.conn_req_delete = fab_conn_req_delete,
+	.conn_req_connect = fab_conn_req_connect,
+	.conn_req_recv = fab_conn_req_recv,
+	.conn_get_event_fd = fab_conn_get_event_fd,
+	.conn_next_event = fab_conn_next_event,
+	.conn_disconnect = fab_conn_disconnect,
+	.conn_delete = fab_conn_delete,
+	.conn_get_qp_num = fab_conn_get_qp_num,
+	.conn_get_compl_fd = fab_conn_get_compl_fd,
+	.conn_wait = fab_conn_wait,
+	.read = fab_read,
+	.write = fab_write,
+	.atomic_write = fab_atomic_write,
+	.flush = fab_flush,
+	.send = fab_send,
+	.recv = fab_recv,
+	.cq_get_fd = fab_cq_get_fd,
+	.cq_wait = fab_cq_wait,
+	.cq_poll = fab_cq_poll,
+	.srq_new = fab_srq_new,
+	.srq_delete = fab_srq_delete,
+	.srq_recv = fab_srq_recv,
+};
+
+const struct rpma_provider rpma_provider_fabric = {
+	.name = "fabric",
+	.description = "libfabric FI_EP_MSG endpoints (tcp, sockets, verbs, ...)",
+	.caps = RPMA_PROV_CAP_NATIVE_FLUSH,
+	.peer_size = sizeof(struct fab_peer),
+	.mr_size = sizeof(struct fab_mr),
+	.ep_size = sizeof(struct fab_ep),
+	.conn_size = sizeof(struct fab_conn),
+	.cq_size = sizeof(struct fab_cq),
+	.srq_size = sizeof(struct fab_srq),
+	.ops = &fab_ops,
+};

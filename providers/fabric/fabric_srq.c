@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_srq.c -- shared receive queues, emulated over per-connection bounce buffers */
+
+/*
+ * libfabric's shared receive contexts cannot tell which endpoint a message
+ * arrived on, but a librpma user needs wc.qp_num for that.  So the SRQ is
+ * emulated: each attached connection keeps a few bounce buffers posted; a
+ * message landing in one is copied into the oldest buffer posted with
+ * rpma_srq_recv() and completed on the receive CQ with that buffer's
+ * op_context; while no buffer is posted, the message waits in its bounce
+ * buffer (and the connection's stream stalls once all of them are taken,
+ * which plays the part of verbs' receiver-not-ready flow control).
+ */
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+/* the smallest bounce buffer and the most bounce buffers per connection */
+#define FAB_BOUNCE_MIN	 4096
+#define FAB_BOUNCE_MAX_N 16
+
+/* fab_srq_new -- an empty SRQ of rq_size buffers with an optional receive CQ */
+int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, struct rpma_cq *rcq,
+		uint32_t rcq_size)
+{
+	struct fab_srq *s = fab_srq(srq);
+	s->peer = fab_peer(peer);
+	s->rq_size = rq_size ? rq_size : 1;
+	s->cap = s->rq_size;
+	s->bufs = calloc(s->cap, sizeof(*s->bufs));
+	if (s->bufs == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	if (rcq) {
+		int ret = fab_cq_init(fab_cq(rcq), rcq_size, NULL, true);
+		if (ret) {
+			free(s->bufs);
+			s->bufs = NULL;
+			return ret;
+		}
+		s->rcq = fab_cq(rcq);
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	return 0;
+}
+
+/* fab_srq_delete -- release the SRQ (the connections using it are gone) */
+int fab_srq_delete(struct rpma_srq *srq)
+{
+	struct fab_srq *s = fab_srq(srq);
+	if (s->pend_head)
+		FAB_LOG_WARNING("SRQ deleted while connections still use it");
+	if (s->rcq)
+		fab_cq_fini(s->rcq);
+	free(s->bufs);
+	s->bufs = NULL;
+	pthread_mutex_destroy(&s->lock);
+	return 0;
+}
+
+/* fab_bounce_post -- (re)post a bounce buffer on its connection */
+static void fab_bounce_post(struct fab_bounce *b)
+{
+	struct fab_conn *c = b->conn;
+	struct iovec iov = {.iov_base = b->buf, .iov_len = c->bounce_size};
+	void *desc = c->bounce_desc;
+	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = b};
+	b->pending = false;
+	ssize_t ret = fi_recvmsg(c->ep, &msg, FI_COMPLETION);
+	if (ret)
+		RPMA_LOG_ERROR("fabric: qp %u: reposting an SRQ bounce buffer failed: %s",
+			       c->qp_num, fi_strerror((int)-ret));
+}
+
+/* fab_srq_deliver -- complete a message into a posted SRQ buffer (lock held) */
+static void fab_srq_deliver(struct fab_bounce *b, const struct fab_srq_buf *u)
+{
+	struct fab_conn *c = b->conn;
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)u->op_context;
+	wc.qp_num = c->qp_num;
+	wc.opcode = IBV_WC_RECV;
+	if (b->err) {
+		wc.status = fab_wc_status(b->err);
+		wc.vendor_err = (uint32_t)b->prov_errno;
+	} else if (b->len > u->len) {
+		wc.status = IBV_WC_LOC_LEN_ERR;
+	} else {
+		wc.status = IBV_WC_SUCCESS;
+		if (b->len)
+			memcpy(u->ptr, b->buf, b->len);
+		wc.byte_len = (uint32_t)b->len;
+		if ((b->flags & FI_REMOTE_CQ_DATA) && (b->flags & FI_REMOTE_WRITE))
+			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		if (b->flags & FI_REMOTE_CQ_DATA) {
+			wc.wc_flags = IBV_WC_WITH_IMM;
+			wc.imm_data = htonl((uint32_t)b->data);
+		}
+	}
+	fab_cq_push(c->recv_target, &wc);
+}
+
+/* fab_srq_arrived -- a bounce buffer of c got a message (called while draining c's RX CQ) */
+void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
+{
+	struct fab_srq *s = c->srq;
+	pthread_mutex_lock(&s->lock);
+	if (s->count > 0) {
+		struct fab_srq_buf u = s->bufs[s->head];
+		s->head = (s->head + 1) % s->cap;
+		s->count--;
+		fab_srq_deliver(b, &u);
+		fab_bounce_post(b);
+	} else {
+		b->pending = true;
+		b->next_pending = NULL;
+		if (s->pend_tail)
+			s->pend_tail->next_pending = b;
+		else
+			s->pend_head = b;
+		s->pend_tail = b;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* fab_srq_recv -- post a buffer; a message already waiting takes it at once */
+int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t offset, size_t len,
+		 const void *op_context)
+{
+	struct fab_srq *s = fab_srq(srq);
+	struct fab_srq_buf u = {
+		.ptr = fab_mr_addr(dst, offset),
+		.len = len,
+		.op_context = op_context,
+	};
+	pthread_mutex_lock(&s->lock);
+	if (len > s->max_len)
+		s->max_len = len;
+	struct fab_bounce *b = s->pend_head;
+	if (b) {
+		s->pend_head = b->next_pending;
+		if (s->pend_head == NULL)
+			s->pend_tail = NULL;
+		fab_srq_deliver(b, &u);
+		fab_bounce_post(b);
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	if (s->count == s->cap) {
+		pthread_mutex_unlock(&s->lock);
+		FAB_LOG_ERROR("rpma_srq_recv: the shared RQ is full (%u buffers)", s->cap);
+		return RPMA_E_PROVIDER;
+	}
+	s->bufs[(s->head + s->count) % s->cap] = u;
+	s->count++;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* fab_srq_attach -- give a new connection its bounce buffers and post them */
+int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
+{
+	pthread_mutex_lock(&s->lock);
+	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
+	pthread_mutex_unlock(&s->lock);
+	size_t n = s->rq_size < FAB_BOUNCE_MAX_N ? s->rq_size : FAB_BOUNCE_MAX_N;
+	c->bounces = calloc(n, sizeof(*c->bounces));
+	c->bounce_mem = malloc(n * size);
+	if (c->bounces == NULL || c->bounce_mem == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		free(c->bounces);
+		free(c->bounce_mem);
+		c->bounces = NULL;
+		c->bounce_mem = NULL;
+		return RPMA_E_NOMEM;
+	}
+	uint64_t key;
+	int ret = fab_peer_reg(c->peer, c->bounce_mem, n * size, FI_RECV, &c->bounce_mr,
+			       &c->bounce_desc, &key);
+	if (ret) {
+		free(c->bounces);
+		free(c->bounce_mem);
+		c->bounces = NULL;
+		c->bounce_mem = NULL;
+		return ret;
+	}
+	c->nbounces = n;
+	c->bounce_size = size;
+	for (size_t i = 0; i < n; i++) {
+		c->bounces[i].conn = c;
+		c->bounces[i].buf = c->bounce_mem + i * size;
+		fab_bounce_post(&c->bounces[i]);
+	}
+	return 0;
+}
+
+/* fab_srq_detach -- forget the connection's waiting messages */
+void fab_srq_detach(struct fab_srq *s, struct fab_conn *c)
+{
+	pthread_mutex_lock(&s->lock);
+	struct fab_bounce **pp = &s->pend_head;
+	s->pend_tail = NULL;
+	while (*pp) {
+		if ((*pp)->conn == c) {
+			*pp = (*pp)->next_pending;
+			continue;
+		}
+		s->pend_tail = *pp;
+		pp = &(*pp)->next_pending;
+	}
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* itest.h -- helpers of the integration tests (real connections through a provider) */
+
+#ifndef RPMA_ITEST_H
+#define RPMA_ITEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "librpma.h"
+
+/* the longest any single wait of a test may take */
+#define ITEST_WAIT_MS 5000
+
+/*
+ * the providers every scenario is parameterised over (as indexes: Criterion
+ * copies parameters into re-executed workers, where pointers do not hold)
+ */
+struct criterion_test_params itest_providers(void);
+const char *itest_provider_name(int index);
+
+/*
+ * PROVIDER_TEST -- a scenario run once per provider; the body sees the
+ * provider's name as `prov` and is skipped when the environment does not
+ * allow that provider
+ */
+#define PROVIDER_TEST(suite, name)                                 \
+	ParameterizedTestParameters(suite, name)                   \
+	{                                                          \
+		return itest_providers();                          \
+	}                                                          \
+	static void suite##_##name##_body(const char *prov);       \
+	ParameterizedTest(int *param, suite, name, .timeout = 60.) \
+	{                                                          \
+		const char *prov_ = itest_provider_name(*param);   \
+		itest_begin(prov_);                                \
+		suite##_##name##_body(prov_);                      \
+	}                                                          \
+	static void suite##_##name##_body(const char *prov)
+
+/* itest_begin -- select the provider or skip the scenario */
+void itest_begin(const char *prov);
+/* itest_ip -- the address tests listen on and connect to (RPMA_TESTING_IP, default 127.0.0.1) */
+const char *itest_ip(void);
+/* itest_libfabric_prov -- the libfabric provider FI_PROVIDER asks for ("" when unset) */
+const char *itest_libfabric_prov(void);
+/* itest_persistent_flush_expected -- does the transport make writes durable on flush? */
+bool itest_persistent_flush_expected(const char *prov);
+
+/* itest_peer -- a peer on the testing address */
+struct rpma_peer *itest_peer(void);
+/* itest_listen -- listen on a free port of the testing address; the port is written to port */
+struct rpma_ep *itest_listen(struct rpma_peer *peer, char port[8]);
+/* itest_fd_ready -- wait up to ms for fd to become readable */
+bool itest_fd_ready(int fd, int ms);
+/* itest_next_event -- the next connection event, failing the test after ITEST_WAIT_MS */
+enum rpma_conn_event itest_next_event(struct rpma_conn *conn);
+/* itest_next_req -- the next connection request, failing the test after ITEST_WAIT_MS */
+struct rpma_conn_req *itest_next_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg);
+/* itest_wc -- one completion within ms: 0, or RPMA_E_NO_COMPLETION */
+int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
+/* itest_expect_wc -- one successful completion of opcode and op_context within ITEST_WAIT_MS */
+void itest_expect_wc(struct rpma_cq *cq, enum ibv_wc_opcode opcode, const void *op_context,
+		     struct ibv_wc *wc_out);
+/* itest_alloc -- page-aligned, zeroed memory */
+void *itest_alloc(size_t size);
+
+/* a connected client/server pair, each side with its own peer */
+struct itest_pair {
+	struct rpma_peer *speer, *cpeer;
+	struct rpma_ep *ep;
+	char port[8];
+	struct rpma_conn *sconn, *cconn;
+};
+
+/* called on the server's request before it is accepted (e.g. to post receives) */
+typedef void itest_req_fn(struct rpma_conn_req *req, void *arg);
+
+/*
+ * itest_pair_open -- connect a client to a server (peers and endpoint
+ * created here unless already set); spd/cpd: private data of each side
+ */
+void itest_pair_open(struct itest_pair *p, const struct rpma_conn_cfg *scfg,
+		     const struct rpma_conn_cfg *ccfg, const struct rpma_conn_private_data *cpd,
+		     const struct rpma_conn_private_data *spd, itest_req_fn *before_accept,
+		     void *arg);
+/* itest_conn_close -- disconnect one connection from the client side and delete both */
+void itest_conn_close(struct rpma_conn **cconn, struct rpma_conn **sconn);
+/* itest_pair_close -- close the connection, the endpoint and both peers */
+void itest_pair_close(struct itest_pair *p);
+
+/* a server region (1 MiB) whose descriptor the server sends as private data */
+struct itest_region {
+	void *ptr;
+	size_t size;
+	struct rpma_mr_local *mr;
+	char desc[32];
+	size_t desc_size;
+};
+void itest_region_new(struct itest_region *r, struct rpma_peer *peer, size_t size, int usage);
+void itest_region_delete(struct itest_region *r);
+/* itest_remote -- the client's view of the server region from the received private data */
+struct rpma_mr_remote *itest_remote(struct rpma_conn *cconn);
+
+#endif /* RPMA_ITEST_H */

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_conn.c -- integration: devices, peers, endpoints, connection management */
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+/* the device of a local and of a remote address, and a peer on each */
+PROVIDER_TEST(conn, device_and_peer)
+{
+	struct ibv_context *local = NULL, *remote = NULL;
+	cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &local),
+		     0);
+	cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_REMOTE, &remote),
+		     0);
+	cr_assert_not_null(local);
+	cr_assert_not_null(remote);
+	int odp = -1;
+	cr_assert_eq(rpma_utils_ibv_context_is_odp_capable(local, &odp), 0);
+	cr_assert(odp == 0 || odp == 1);
+	struct rpma_peer *p1 = NULL, *p2 = NULL;
+	cr_assert_eq(rpma_peer_new(local, &p1), 0);
+	cr_assert_eq(rpma_peer_new(remote, &p2), 0);
+	cr_assert_eq(rpma_peer_delete(&p1), 0);
+	cr_assert_eq(rpma_peer_delete(&p2), 0);
+	cr_assert_null(p1);
+}
+
+/* connect, private data both ways, qp numbers, orderly close from each side */
+PROVIDER_TEST(conn, establish_pdata_close)
+{
+	struct itest_pair p = {0};
+	char cmsg[] = "hello from the client";
+	char smsg[] = "and hello from the server";
+	struct rpma_conn_private_data cpd = {.ptr = cmsg, .len = sizeof(cmsg)};
+	struct rpma_conn_private_data spd = {.ptr = smsg, .len = sizeof(smsg)};
+
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	p.ep = itest_listen(p.speer, p.port);
+	struct rpma_conn_req *creq = NULL;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_connect(&creq, &cpd, &p.cconn), 0);
+	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
+	struct rpma_conn_private_data got = {0};
+	cr_assert_eq(rpma_conn_req_get_private_data(sreq, &got), 0);
+	cr_assert_eq(got.len, sizeof(cmsg));
+	cr_assert_str_eq(got.ptr, cmsg);
+	cr_assert_eq(rpma_conn_req_connect(&sreq, &spd, &p.sconn), 0);
+	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_ESTABLISHED);
+	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
+
+	memset(&got, 0, sizeof(got));
+	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
+	cr_assert_eq(got.len, sizeof(smsg));
+	cr_assert_str_eq(got.ptr, smsg);
+	memset(&got, 0, sizeof(got));
+	cr_assert_eq(rpma_conn_get_private_data(p.sconn, &got), 0);
+	cr_assert_eq(got.len, sizeof(cmsg));
+	cr_assert_str_eq(got.ptr, cmsg);
+
+	uint32_t q1 = 0, q1b = 0, q2 = 0;
+	cr_assert_eq(rpma_conn_get_qp_num(p.cconn, &q1), 0);
+	cr_assert_eq(rpma_conn_get_qp_num(p.cconn, &q1b), 0);
+	cr_assert_eq(rpma_conn_get_qp_num(p.sconn, &q2), 0);
+	cr_assert_eq(q1, q1b, "qp_num must be stable");
+	cr_assert_neq(q1, q2, "two connections share qp_num %u", q1);
+
+	/* this time the server closes first */
+	cr_assert_eq(rpma_conn_disconnect(p.sconn), 0);
+	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_CLOSED);
+	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_CLOSED);
+	cr_assert_eq(rpma_conn_delete(&p.cconn), 0);
+	cr_assert_eq(rpma_conn_delete(&p.sconn), 0);
+	itest_pair_close(&p);
+}
+
+/* the largest private data the API carries, or a clean refusal beyond the transport's limit */
+PROVIDER_TEST(conn, pdata_max_and_too_long)
+{
+	struct itest_pair p = {0};
+	char big[255];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7 + 1);
+	struct rpma_conn_private_data pd = {.ptr = big, .len = sizeof(big)};
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	p.ep = itest_listen(p.speer, p.port);
+
+	struct rpma_conn_req *creq = NULL;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	int ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
+	cr_assert_null(creq, "the request is consumed even on failure");
+	size_t len = sizeof(big);
+	if (ret == RPMA_E_INVAL) {
+		/* the transport's limit is lower (verbs: 55 bytes): that must work */
+		cr_assert_null(p.cconn);
+		len = 55;
+		pd.len = (uint8_t)len;
+		cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+		ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
+	}
+	cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
+	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
+	struct rpma_conn_private_data got = {0};
+	cr_assert_eq(rpma_conn_req_get_private_data(sreq, &got), 0);
+	cr_assert_geq(got.len, len);
+	cr_assert_eq(memcmp(got.ptr, big, len), 0);
+	/* the server answers with the same bytes */
+	pd.len = (uint8_t)len;
+	cr_assert_eq(rpma_conn_req_connect(&sreq, &pd, &p.sconn), 0);
+	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_ESTABLISHED);
+	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
+	memset(&got, 0, sizeof(got));
+	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
+	cr_assert_geq(got.len, len);
+	cr_assert_eq(memcmp(got.ptr, big, len), 0);
+	itest_pair_close(&p);
+}
+
+/* a request the server deletes is a rejection for the client */
+PROVIDER_TEST(conn, reject)
+{
+	struct itest_pair p = {0};
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	p.ep = itest_listen(p.speer, p.port);
+	struct rpma_conn_req *creq = NULL;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &p.cconn), 0);
+	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
+	cr_assert_eq(rpma_conn_req_delete(&sreq), 0);
+	cr_assert_null(sreq);
+	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_REJECTED);
+	cr_assert_eq(rpma_conn_delete(&p.cconn), 0);
+	itest_pair_close(&p);
+}
+
+/* connecting to a port nobody listens on */
+PROVIDER_TEST(conn, unreachable)
+{
+	struct rpma_peer *peer = itest_peer();
+	char port[8];
+	/* find a port that is free right now: listen, then stop listening */
+	struct rpma_ep *ep = itest_listen(peer, port);
+	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	cr_assert_eq(rpma_conn_req_new(peer, itest_ip(), port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	enum rpma_conn_event ev = itest_next_event(conn);
+	cr_assert_eq(ev, RPMA_CONN_UNREACHABLE, "event %s", rpma_utils_conn_event_2str(ev));
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+}
+
+/* a listener that accepts TCP connections but never answers: the configured timeout fires */
+PROVIDER_TEST(conn, timeout)
+{
+	if (strcmp(prov, "fabric") != 0)
+		cr_skip_test("a mute TCP listener only stands for a silent peer on fabric");
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert_geq(s, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	cr_assert_eq(inet_pton(AF_INET, itest_ip(), &sa.sin_addr), 1);
+	cr_assert_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(s, 4), 0);
+	socklen_t sl = sizeof(sa);
+	cr_assert_eq(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	char port[8];
+	snprintf(port, sizeof(port), "%u", ntohs(sa.sin_port));
+
+	struct rpma_peer *peer = itest_peer();
+	struct rpma_conn_cfg *cfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_timeout(cfg, 300), 0);
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	cr_assert_eq(rpma_conn_req_new(peer, itest_ip(), port, cfg, &req), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	enum rpma_conn_event ev = itest_next_event(conn);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cr_assert_eq(ev, RPMA_CONN_UNREACHABLE, "event %s", rpma_utils_conn_event_2str(ev));
+	cr_assert(ms >= 250 && ms < 2000, "the 300 ms timeout fired after %ld ms", ms);
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+	close(s);
+}
+
+/* endpoint fd: non-blocking, poll, then a request */
+PROVIDER_TEST(conn, ep_fd_nonblocking)
+{
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	char port[8];
+	struct rpma_ep *ep = itest_listen(speer, port);
+	int fd = -1;
+	cr_assert_eq(rpma_ep_get_fd(ep, &fd), 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+	struct rpma_conn_req *sreq = NULL;
+	cr_assert_eq(rpma_ep_next_conn_req(ep, NULL, &sreq), RPMA_E_NO_EVENT);
+	cr_assert_null(sreq);
+	cr_assert_not(itest_fd_ready(fd, 50));
+
+	struct rpma_conn_req *creq = NULL;
+	struct rpma_conn *cconn = NULL, *sconn = NULL;
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &cconn), 0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+	cr_assert_eq(rpma_ep_next_conn_req(ep, NULL, &sreq), 0);
+	cr_assert_eq(rpma_conn_req_connect(&sreq, NULL, &sconn), 0);
+
+	/* the connection's event fd, non-blocking too */
+	int cfd = -1;
+	cr_assert_eq(rpma_conn_get_event_fd(cconn, &cfd), 0);
+	cr_assert_eq(fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) | O_NONBLOCK), 0);
+	cr_assert(itest_fd_ready(cfd, ITEST_WAIT_MS));
+	enum rpma_conn_event ev;
+	cr_assert_eq(rpma_conn_next_event(cconn, &ev), 0);
+	cr_assert_eq(ev, RPMA_CONN_ESTABLISHED);
+	cr_assert_eq(rpma_conn_next_event(cconn, &ev), RPMA_E_NO_EVENT);
+	cr_assert_eq(itest_next_event(sconn), RPMA_CONN_ESTABLISHED);
+	struct rpma_conn_private_data none = {0};
+	cr_assert_eq(rpma_conn_get_private_data(cconn, &none), 0);
+	cr_assert_null(none.ptr);
+	cr_assert_eq(none.len, 0);
+
+	itest_conn_close(&cconn, &sconn);
+	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
+	cr_assert_null(ep);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	cr_assert_eq(rpma_peer_delete(&speer), 0);
+}
+
+/* a request deleted before it connects, and an endpoint shut down with a request pending */
+PROVIDER_TEST(conn, delete_unused)
+{
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	char port[8];
+	struct rpma_ep *ep = itest_listen(speer, port);
+	struct rpma_conn_req *req = NULL;
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_delete(&req), 0);
+	cr_assert_null(req);
+
+	struct rpma_conn *cconn = NULL;
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &cconn), 0);
+	int fd;
+	cr_assert_eq(rpma_ep_get_fd(ep, &fd), 0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+	/* nobody takes the request: shutting down refuses it */
+	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
+	enum rpma_conn_event ev = itest_next_event(cconn);
+	cr_assert(ev == RPMA_CONN_REJECTED || ev == RPMA_CONN_LOST || ev == RPMA_CONN_UNREACHABLE,
+		  "event %s", rpma_utils_conn_event_2str(ev));
+	cr_assert_eq(rpma_conn_delete(&cconn), 0);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	cr_assert_eq(rpma_peer_delete(&speer), 0);
+}
