@@ -272,3 +272,52 @@ struct rpma_mr_remote *itest_remote(struct rpma_conn *cconn)
 	cr_assert_eq(ret, 0, "rpma_mr_remote_from_descriptor: %s", rpma_err_2str(ret));
 	return rmr;
 }
+
+/* itest_dpair_open -- a pair with a server region the client knows */
+void itest_dpair_open(struct itest_dpair *d, const struct rpma_conn_cfg *scfg,
+		      const struct rpma_conn_cfg *ccfg, itest_req_fn *before_accept, void *arg)
+{
+	d->p.speer = itest_peer();
+	d->p.cpeer = itest_peer();
+	itest_region_new(&d->sreg, d->p.speer, ITEST_REGION_SIZE, ITEST_ALL_USAGE);
+	itest_region_new(&d->creg, d->p.cpeer, ITEST_REGION_SIZE,
+			 RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
+				 RPMA_MR_USAGE_RECV);
+	cr_assert_eq(d->sreg.desc_size, 21, "a 32-bit key keeps the descriptor at 21 bytes");
+
+	struct rpma_peer_cfg *pcfg = NULL;
+	cr_assert_eq(rpma_peer_cfg_new(&pcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+	char pd[64];
+	size_t pcfg_size = 0;
+	cr_assert_eq(rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_size), 0);
+	memcpy(pd, d->sreg.desc, d->sreg.desc_size);
+	cr_assert_eq(rpma_peer_cfg_get_descriptor(pcfg, pd + d->sreg.desc_size), 0);
+	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
+	struct rpma_conn_private_data spd = {.ptr = pd,
+					     .len = (uint8_t)(d->sreg.desc_size + pcfg_size)};
+
+	itest_pair_open(&d->p, scfg, ccfg, NULL, &spd, before_accept, arg);
+
+	struct rpma_conn_private_data got = {0};
+	cr_assert_eq(rpma_conn_get_private_data(d->p.cconn, &got), 0);
+	cr_assert_geq(got.len, d->sreg.desc_size + pcfg_size);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(got.ptr, d->sreg.desc_size, &d->rmr), 0);
+	struct rpma_peer_cfg *rcfg = NULL;
+	cr_assert_eq(rpma_peer_cfg_from_descriptor((char *)got.ptr + d->sreg.desc_size, pcfg_size,
+						   &rcfg),
+		     0);
+	cr_assert_eq(rpma_conn_apply_remote_peer_cfg(d->p.cconn, rcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_delete(&rcfg), 0);
+}
+
+/* itest_dpair_close -- close the connection, then release the regions and peers */
+void itest_dpair_close(struct itest_dpair *d)
+{
+	if (d->p.cconn && d->p.sconn)
+		itest_conn_close(&d->p.cconn, &d->p.sconn);
+	cr_assert_eq(rpma_mr_remote_delete(&d->rmr), 0);
+	itest_region_delete(&d->sreg);
+	itest_region_delete(&d->creg);
+	itest_pair_close(&d->p);
+}

@@ -106,4 +106,23 @@ void itest_region_delete(struct itest_region *r);
 /* itest_remote -- the client's view of the server region from the received private data */
 struct rpma_mr_remote *itest_remote(struct rpma_conn *cconn);
 
+/*
+ * a connected pair whose server exposes a region (every usage) and declares
+ * direct write to PMem: its private data is the region's descriptor and
+ * then the peer-config descriptor
+ */
+struct itest_dpair {
+	struct itest_pair p;
+	struct itest_region sreg; /* the server's region */
+	struct itest_region creg; /* a client region: WRITE_SRC | READ_DST | SEND | RECV */
+	struct rpma_mr_remote *rmr;
+};
+
+#define ITEST_REGION_SIZE (1u << 20)
+#define ITEST_ALL_USAGE	  0xff
+
+void itest_dpair_open(struct itest_dpair *d, const struct rpma_conn_cfg *scfg,
+		      const struct rpma_conn_cfg *ccfg, itest_req_fn *before_accept, void *arg);
+void itest_dpair_close(struct itest_dpair *d);
+
 #endif /* RPMA_ITEST_H */

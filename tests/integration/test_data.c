@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_data.c -- integration: memory regions and every data-path operation */
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "itest.h"
+
+/* every usage combination: registration, descriptors, remote getters */
+PROVIDER_TEST(data, mr_every_usage)
+{
+	struct rpma_peer *peer = itest_peer();
+	const size_t size = 8192;
+	char *buf = itest_alloc(size);
+	for (int usage = 1; usage <= ITEST_ALL_USAGE; usage++) {
+		struct rpma_mr_local *mr = NULL;
+		int ret = rpma_mr_reg(peer, buf, size, usage, &mr);
+		cr_assert_eq(ret, 0, "usage 0x%x: %s", usage, rpma_err_2str(ret));
+		size_t dsize = 0;
+		cr_assert_eq(rpma_mr_get_descriptor_size(mr, &dsize), 0);
+		cr_assert_eq(dsize, 21, "usage 0x%x: descriptor of %zu bytes", usage, dsize);
+		char desc[32];
+		cr_assert_eq(rpma_mr_get_descriptor(mr, desc), 0);
+		cr_assert_eq((unsigned char)desc[20], usage);
+		void *ptr = NULL;
+		size_t got = 0;
+		cr_assert_eq(rpma_mr_get_ptr(mr, &ptr), 0);
+		cr_assert_eq(ptr, buf);
+		cr_assert_eq(rpma_mr_get_size(mr, &got), 0);
+		cr_assert_eq(got, size);
+		struct rpma_mr_remote *rmr = NULL;
+		cr_assert_eq(rpma_mr_remote_from_descriptor(desc, dsize, &rmr), 0);
+		cr_assert_eq(rpma_mr_remote_get_size(rmr, &got), 0);
+		cr_assert_eq(got, size);
+		int ft = -1;
+		cr_assert_eq(rpma_mr_remote_get_flush_type(rmr, &ft), 0);
+		cr_assert_eq(ft, usage & (RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
+					  RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY));
+		cr_assert_eq(rpma_mr_remote_delete(&rmr), 0);
+		if (usage == ITEST_ALL_USAGE) {
+			ret = rpma_mr_advise(mr, 0, size, 0, 0);
+			if (strcmp(prov, "fabric") == 0)
+				cr_assert_eq(ret, RPMA_E_NOSUPP);
+		}
+		cr_assert_eq(rpma_mr_dereg(&mr), 0);
+		cr_assert_null(mr);
+	}
+	/* keys stay unique: two regions over the same memory at once */
+	struct rpma_mr_local *a = NULL, *b = NULL;
+	char da[32], db[32];
+	cr_assert_eq(rpma_mr_reg(peer, buf, size, RPMA_MR_USAGE_READ_SRC, &a), 0);
+	cr_assert_eq(rpma_mr_reg(peer, buf, size, RPMA_MR_USAGE_READ_SRC, &b), 0);
+	cr_assert_eq(rpma_mr_get_descriptor(a, da), 0);
+	cr_assert_eq(rpma_mr_get_descriptor(b, db), 0);
+	cr_assert_neq(memcmp(da + 16, db + 16, 4), 0, "two regions got the same key");
+	cr_assert_eq(rpma_mr_dereg(&a), 0);
+	cr_assert_eq(rpma_mr_dereg(&b), 0);
+	free(buf);
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+}
+
+/* fill -- a recognisable pattern */
+static void fill(char *p, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (char)(seed + i * 31 + (i >> 8));
+}
+
+/* write (ON_ERROR and ALWAYS), flush to visibility, read back, zero-length forms */
+PROVIDER_TEST(data, write_flush_read)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	struct ibv_wc wc;
+	char *src = d.creg.ptr, *dst = d.sreg.ptr;
+
+	fill(src, 4096, 1);
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 4096, d.creg.mr, 0, 4096,
+				RPMA_F_COMPLETION_ON_ERROR, (void *)0x11),
+		     0);
+	/* an unsignaled success produces no completion */
+	cr_assert_eq(itest_wc(cq, &wc, 100), RPMA_E_NO_COMPLETION);
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 4096, 4096, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x12),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x12, &wc);
+	cr_assert_eq(memcmp(dst + 4096, src, 4096), 0, "flushed data is not visible");
+
+	fill(src + 8192, 100, 7);
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 8192, 100, RPMA_F_COMPLETION_ALWAYS,
+				(void *)0x13),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)0x13, &wc);
+	cr_assert_eq(wc.qp_num, ({
+			     uint32_t q;
+			     rpma_conn_get_qp_num(d.p.cconn, &q);
+			     q;
+		     }));
+
+	/* the server changes its memory; the client reads it */
+	fill(dst + 65536, 3000, 9);
+	cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 16384, d.rmr, 65536, 3000,
+			       RPMA_F_COMPLETION_ALWAYS, (void *)0x14),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x14, NULL);
+	cr_assert_eq(memcmp(src + 16384, dst + 65536, 3000), 0);
+
+	/* zero-length forms */
+	cr_assert_eq(
+		rpma_read(d.p.cconn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, (void *)0x15),
+		0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x15, NULL);
+	cr_assert_eq(
+		rpma_write(d.p.cconn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ALWAYS, (void *)0x16),
+		0);
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)0x16, NULL);
+	cr_assert_eq(
+		rpma_read(d.p.cconn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ON_ERROR, (void *)0x17),
+		0);
+	cr_assert_eq(itest_wc(cq, &wc, 100), RPMA_E_NO_COMPLETION);
+	/* the connection still works after all that */
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x18),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x18, NULL);
+	itest_dpair_close(&d);
+}
+
+/* post_two_recvs -- the server's receives, posted before it accepts */
+static void post_two_recvs(struct rpma_conn_req *req, void *arg)
+{
+	struct itest_dpair *d = arg;
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 0, 256, (void *)0x21), 0);
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 256, 256, (void *)0x22), 0);
+}
+
+/* send, send with immediate, zero-length send, receives on both sides */
+PROVIDER_TEST(data, send_recv)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, post_two_recvs, &d);
+	struct rpma_cq *ccq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &ccq), 0);
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	struct ibv_wc wc;
+	char *c = d.creg.ptr, *s = d.sreg.ptr;
+
+	strcpy(c, "ping");
+	cr_assert_eq(rpma_send(d.p.cconn, d.creg.mr, 0, 5, RPMA_F_COMPLETION_ALWAYS, (void *)0x31),
+		     0);
+	itest_expect_wc(ccq, IBV_WC_SEND, (void *)0x31, NULL);
+	itest_expect_wc(scq, IBV_WC_RECV, (void *)0x21, &wc);
+	cr_assert_eq(wc.byte_len, 5);
+	cr_assert_eq(wc.wc_flags & IBV_WC_WITH_IMM, 0);
+	cr_assert_str_eq(s, "ping");
+	uint32_t sq;
+	cr_assert_eq(rpma_conn_get_qp_num(d.p.sconn, &sq), 0);
+	cr_assert_eq(wc.qp_num, sq);
+
+	/* zero-length send with immediate data */
+	cr_assert_eq(rpma_send_with_imm(d.p.cconn, NULL, 0, 0, RPMA_F_COMPLETION_ON_ERROR,
+					0xfeedbeef, (void *)0x32),
+		     0);
+	itest_expect_wc(scq, IBV_WC_RECV, (void *)0x22, &wc);
+	cr_assert_eq(wc.byte_len, 0);
+	cr_assert(wc.wc_flags & IBV_WC_WITH_IMM);
+	cr_assert_eq(ntohl(wc.imm_data), 0xfeedbeef);
+
+	/* the server answers with immediate data into a receive the client posts now */
+	cr_assert_eq(rpma_recv(d.p.cconn, d.creg.mr, 4096, 512, (void *)0x33), 0);
+	strcpy(s + 1024, "pong!");
+	cr_assert_eq(rpma_send_with_imm(d.p.sconn, d.sreg.mr, 1024, 6, RPMA_F_COMPLETION_ALWAYS, 7,
+					(void *)0x34),
+		     0);
+	itest_expect_wc(scq, IBV_WC_SEND, (void *)0x34, NULL);
+	itest_expect_wc(ccq, IBV_WC_RECV, (void *)0x33, &wc);
+	cr_assert_eq(wc.byte_len, 6);
+	cr_assert_eq(ntohl(wc.imm_data), 7);
+	cr_assert_str_eq(c + 4096, "pong!");
+	/* the client's unsignaled send produced nothing */
+	cr_assert_eq(itest_wc(ccq, &wc, 50), RPMA_E_NO_COMPLETION);
+	itest_dpair_close(&d);
+}
+
+/* post_one_recv -- a receive for write-with-immediate (needed where imm consumes one) */
+static void post_one_recv(struct rpma_conn_req *req, void *arg)
+{
+	struct itest_dpair *d = arg;
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 0, 64, (void *)0x41), 0);
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 64, 64, (void *)0x42), 0);
+}
+
+/* write with immediate: data placed, RECV_RDMA_WITH_IMM with the value in network order */
+PROVIDER_TEST(data, write_with_imm)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, post_one_recv, &d);
+	struct rpma_cq *ccq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &ccq), 0);
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	struct ibv_wc wc;
+	fill(d.creg.ptr, 512, 3);
+	cr_assert_eq(rpma_write_with_imm(d.p.cconn, d.rmr, 8192, d.creg.mr, 0, 512,
+					 RPMA_F_COMPLETION_ALWAYS, 0x12345678, (void *)0x43),
+		     0);
+	itest_expect_wc(ccq, IBV_WC_RDMA_WRITE, (void *)0x43, NULL);
+	cr_assert_eq(itest_wc(scq, &wc, ITEST_WAIT_MS), 0);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	cr_assert(wc.wc_flags & IBV_WC_WITH_IMM);
+	cr_assert_eq(ntohl(wc.imm_data), 0x12345678);
+	/* verbs hands out the consumed receive's context; tcp consumes none */
+	cr_assert(wc.wr_id == 0x41 || wc.wr_id == 0, "wr_id 0x%lx", (unsigned long)wc.wr_id);
+	cr_assert_eq(memcmp((char *)d.sreg.ptr + 8192, d.creg.ptr, 512), 0);
+
+	/* the zero-length form only carries the value */
+	cr_assert_eq(rpma_write_with_imm(d.p.cconn, NULL, 0, NULL, 0, 0, RPMA_F_COMPLETION_ON_ERROR,
+					 99, (void *)0x44),
+		     0);
+	cr_assert_eq(itest_wc(scq, &wc, ITEST_WAIT_MS), 0);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	cr_assert_eq(ntohl(wc.imm_data), 99);
+	itest_dpair_close(&d);
+}
+
+/* atomic write: placed after the flushed data, alignment enforced */
+PROVIDER_TEST(data, atomic_write)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	char *dst = d.sreg.ptr;
+
+	/* a log append as upstream's example 07 does it: data, flush, then the pointer */
+	fill(d.creg.ptr, 1024, 5);
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 4096, d.creg.mr, 0, 1024,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 4096, 1024, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	uint64_t used = 4096 + 1024;
+	char v[8];
+	memcpy(v, &used, 8);
+	cr_assert_eq(
+		rpma_atomic_write(d.p.cconn, d.rmr, 8, v, RPMA_F_COMPLETION_ALWAYS, (void *)0x51),
+		0);
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)0x51, NULL);
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 8, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x52),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x52, NULL);
+	uint64_t seen;
+	memcpy(&seen, dst + 8, 8);
+	cr_assert_eq(seen, used);
+	cr_assert_eq(memcmp(dst + 4096, d.creg.ptr, 1024), 0);
+	cr_assert_eq(rpma_atomic_write(d.p.cconn, d.rmr, 12, v, RPMA_F_COMPLETION_ALWAYS, NULL),
+		     RPMA_E_INVAL);
+	itest_dpair_close(&d);
+}
+
+/* persistent flush: durable where the transport can do it, RPMA_E_NOSUPP otherwise */
+PROVIDER_TEST(data, flush_persistent)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	fill(d.creg.ptr, 65536, 11);
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, 65536,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	int ret = rpma_flush(d.p.cconn, d.rmr, 0, 65536, RPMA_FLUSH_TYPE_PERSISTENT,
+			     RPMA_F_COMPLETION_ALWAYS, (void *)0x61);
+	if (itest_persistent_flush_expected(prov)) {
+		cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
+		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x61, NULL);
+		cr_assert_eq(memcmp(d.sreg.ptr, d.creg.ptr, 65536), 0);
+	} else {
+		cr_assert_eq(ret, RPMA_E_NOSUPP, "%s", rpma_err_2str(ret));
+	}
+	/* a zero-length flush orders too */
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, 0, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x62),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x62, NULL);
+	/* without the peer's declaration the core refuses (checked before the provider) */
+	itest_dpair_close(&d);
+}
+
+/* a passive target (never touches its CQ): 1 MiB written, flushed and read back quickly */
+PROVIDER_TEST(data, passive_target_progress)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	const size_t size = ITEST_REGION_SIZE;
+	char *c = d.creg.ptr;
+	char *copy = malloc(size);
+	cr_assert_not_null(copy);
+	fill(c, size, 13);
+	memcpy(copy, c, size);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, size, RPMA_F_COMPLETION_ON_ERROR,
+				NULL),
+		     0);
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, size, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)1),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)1, NULL);
+	memset(c, 0, size);
+	cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, 0, size, RPMA_F_COMPLETION_ALWAYS,
+			       (void *)2),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)2, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cr_assert_eq(memcmp(c, copy, size), 0, "the data read back differs");
+	cr_assert_eq(memcmp(d.sreg.ptr, copy, size), 0, "the target holds other data");
+	free(copy);
+	cr_log_info("passive target: 1 MiB written, flushed and read back in %ld ms", ms);
+	cr_assert_lt(ms, 1000, "a passive target took %ld ms", ms);
+	itest_dpair_close(&d);
+}
