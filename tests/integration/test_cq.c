@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_cq.c -- integration: CQ fds and waits, shared channel, receive CQ, SRQ */
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itest.h"
+
+/* the CQ's fd with poll, rpma_cq_wait, several completions at once, the neutral view */
+PROVIDER_TEST(cq, fd_wait_and_batches)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL, *rcq = (struct rpma_cq *)0x1;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	cr_assert_eq(rpma_conn_get_rcq(d.p.cconn, &rcq), 0);
+	cr_assert_null(rcq);
+	int fd = -1;
+	cr_assert_eq(rpma_cq_get_fd(cq, &fd), 0);
+	cr_assert_not(itest_fd_ready(fd, 20), "the CQ fd is readable before anything happened");
+
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, 64, RPMA_F_COMPLETION_ALWAYS,
+				(void *)1),
+		     0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS), "no notification on the CQ fd");
+	cr_assert_eq(rpma_cq_wait(cq), 0);
+	struct ibv_wc wc[4];
+	int got = 0;
+	cr_assert_eq(rpma_cq_get_wc(cq, 4, wc, &got), 0);
+	cr_assert_eq(got, 1);
+	cr_assert_eq(wc[0].wr_id, 1);
+	cr_assert_eq(rpma_cq_get_wc(cq, 4, wc, &got), RPMA_E_NO_COMPLETION);
+
+	/* three operations, then a blocking wait and one batch */
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 64 * i, d.rmr, 0, 64,
+				       RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)(10 + i)),
+			     0);
+	int seen = 0;
+	while (seen < 3) {
+		cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+		cr_assert_eq(rpma_cq_wait(cq), 0);
+		int ret;
+		while ((ret = rpma_cq_get_wc(cq, 4, wc, &got)) == 0) {
+			for (int i = 0; i < got; i++) {
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+				cr_assert_eq(wc[i].opcode, IBV_WC_RDMA_READ);
+				cr_assert_eq(wc[i].wr_id, (uint64_t)(10 + seen + i));
+			}
+			seen += got;
+		}
+		cr_assert_eq(ret, RPMA_E_NO_COMPLETION);
+	}
+	cr_assert_eq(seen, 3);
+
+	/* the 0.10-era neutral completion */
+	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+				(void *)0x77),
+		     0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+	cr_assert_eq(rpma_cq_wait(cq), 0);
+	struct rpma_completion cmpl;
+	int ret;
+	for (int i = 0; i < 1000; i++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+		ret = rpma_cq_get_completion(cq, &cmpl);
+#pragma GCC diagnostic pop
+		if (ret != RPMA_E_NO_COMPLETION)
+			break;
+	}
+	cr_assert_eq(ret, 0);
+	cr_assert_eq(cmpl.op, RPMA_OP_WRITE);
+	cr_assert_eq(cmpl.op_context, (void *)0x77);
+	cr_assert_eq(cmpl.op_status, IBV_WC_SUCCESS);
+	itest_dpair_close(&d);
+}
+
+/* post_rcq_recv -- a receive for the separate receive CQ */
+static void post_rcq_recv(struct rpma_conn_req *req, void *arg)
+{
+	struct itest_dpair *d = arg;
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 0, 128, (void *)0x81), 0);
+	cr_assert_eq(rpma_conn_req_recv(req, d->sreg.mr, 128, 128, (void *)0x82), 0);
+}
+
+/* a separate receive CQ, and the shared completion channel telling which CQ fired */
+PROVIDER_TEST(cq, rcq_and_shared_channel)
+{
+	struct rpma_conn_cfg *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_rcq_size(scfg, 8), 0);
+	cr_assert_eq(rpma_conn_cfg_set_compl_channel(scfg, true), 0);
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, scfg, NULL, post_rcq_recv, &d);
+	struct rpma_cq *cq = NULL, *rcq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &cq), 0);
+	cr_assert_eq(rpma_conn_get_rcq(d.p.sconn, &rcq), 0);
+	cr_assert_not_null(rcq);
+	cr_assert_neq(cq, rcq);
+	int fd = -1;
+	cr_assert_eq(rpma_conn_get_compl_fd(d.p.sconn, &fd), 0);
+	cr_assert_eq(rpma_cq_wait(cq), RPMA_E_SHARED_CHANNEL);
+	int cfd = -1;
+	cr_assert_eq(rpma_conn_get_compl_fd(d.p.cconn, &cfd), RPMA_E_NOT_SHARED_CHNL);
+
+	/* a message from the client: the receive CQ fires */
+	strcpy(d.creg.ptr, "to the rcq");
+	cr_assert_eq(rpma_send(d.p.cconn, d.creg.mr, 0, 11, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+	struct rpma_cq *fired = NULL;
+	bool is_rcq = false;
+	cr_assert_eq(rpma_conn_wait(d.p.sconn, 0, &fired, &is_rcq), 0);
+	cr_assert(is_rcq);
+	cr_assert_eq(fired, rcq);
+	struct ibv_wc wc;
+	itest_expect_wc(rcq, IBV_WC_RECV, (void *)0x81, &wc);
+	cr_assert_eq(wc.byte_len, 11);
+	cr_assert_eq(itest_wc(cq, &wc, 20), RPMA_E_NO_COMPLETION, "a receive went to the main CQ");
+
+	/* the server sends: the main CQ fires */
+	cr_assert_eq(rpma_recv(d.p.cconn, d.creg.mr, 4096, 64, (void *)0x83), 0);
+	cr_assert_eq(rpma_send(d.p.sconn, d.sreg.mr, 0, 11, RPMA_F_COMPLETION_ALWAYS, (void *)0x84),
+		     0);
+	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+	cr_assert_eq(rpma_conn_wait(d.p.sconn, 0, &fired, &is_rcq), 0);
+	cr_assert_not(is_rcq);
+	cr_assert_eq(fired, cq);
+	itest_expect_wc(cq, IBV_WC_SEND, (void *)0x84, NULL);
+	struct rpma_cq *ccq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &ccq), 0);
+	itest_expect_wc(ccq, IBV_WC_RECV, (void *)0x83, NULL);
+	cr_assert_eq(rpma_conn_wait(d.p.sconn, 1, &fired, &is_rcq), RPMA_E_INVAL);
+	itest_dpair_close(&d);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+}
+
+/* one SRQ shared by two connections: completions name the connection that received */
+PROVIDER_TEST(cq, srq_two_connections)
+{
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	struct rpma_srq_cfg *qcfg = NULL;
+	cr_assert_eq(rpma_srq_cfg_new(&qcfg), 0);
+	cr_assert_eq(rpma_srq_cfg_set_rq_size(qcfg, 8), 0);
+	cr_assert_eq(rpma_srq_cfg_set_rcq_size(qcfg, 8), 0);
+	struct rpma_srq *srq = NULL;
+	cr_assert_eq(rpma_srq_new(speer, qcfg, &srq), 0);
+	struct rpma_cq *srcq = NULL;
+	cr_assert_eq(rpma_srq_get_rcq(srq, &srcq), 0);
+	cr_assert_not_null(srcq);
+	struct rpma_conn_cfg *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_srq(scfg, srq), 0);
+
+	struct itest_region sreg, creg;
+	itest_region_new(&sreg, speer, 4096, RPMA_MR_USAGE_RECV);
+	itest_region_new(&creg, cpeer, 4096, RPMA_MR_USAGE_SEND);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(
+			rpma_srq_recv(srq, sreg.mr, 256 * i, 256, (void *)(uintptr_t)(0x90 + i)),
+			0);
+
+	struct itest_pair a = {0}, b = {0};
+	a.speer = b.speer = speer;
+	a.cpeer = b.cpeer = cpeer;
+	itest_pair_open(&a, scfg, NULL, NULL, NULL, NULL, NULL);
+	b.ep = a.ep;
+	memcpy(b.port, a.port, sizeof(a.port));
+	itest_pair_open(&b, scfg, NULL, NULL, NULL, NULL, NULL);
+	uint32_t qa = 0, qb = 0;
+	cr_assert_eq(rpma_conn_get_qp_num(a.sconn, &qa), 0);
+	cr_assert_eq(rpma_conn_get_qp_num(b.sconn, &qb), 0);
+
+	strcpy(creg.ptr, "from a");
+	strcpy((char *)creg.ptr + 64, "from bb");
+	cr_assert_eq(rpma_send(a.cconn, creg.mr, 0, 7, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
+	cr_assert_eq(rpma_send(b.cconn, creg.mr, 64, 8, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
+	bool got_a = false, got_b = false;
+	for (int i = 0; i < 2; i++) {
+		struct ibv_wc wc;
+		cr_assert_eq(itest_wc(srcq, &wc, ITEST_WAIT_MS), 0);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc.opcode, IBV_WC_RECV);
+		cr_assert(wc.wr_id >= 0x90 && wc.wr_id < 0x94);
+		const char *msg = (char *)sreg.ptr + 256 * (wc.wr_id - 0x90);
+		if (wc.qp_num == qa) {
+			cr_assert_eq(wc.byte_len, 7);
+			cr_assert_str_eq(msg, "from a");
+			got_a = true;
+		} else {
+			cr_assert_eq(wc.qp_num, qb, "qp_num %u is neither %u nor %u", wc.qp_num, qa,
+				     qb);
+			cr_assert_eq(wc.byte_len, 8);
+			cr_assert_str_eq(msg, "from bb");
+			got_b = true;
+		}
+	}
+	cr_assert(got_a && got_b);
+	/* a message that arrives before any buffer is posted waits for one */
+	struct ibv_wc wc;
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, 2048, 256, (void *)0xa0), 0);
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, 2304, 256, (void *)0xa1), 0);
+	cr_assert_eq(rpma_send(a.cconn, creg.mr, 0, 7, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
+	cr_assert_eq(itest_wc(srcq, &wc, ITEST_WAIT_MS), 0);
+	cr_assert_eq(wc.qp_num, qa);
+	/* the connection's own receive queue is not used with an SRQ */
+	cr_assert_eq(rpma_recv(a.sconn, sreg.mr, 0, 8, NULL), RPMA_E_PROVIDER);
+
+	itest_conn_close(&a.cconn, &a.sconn);
+	itest_conn_close(&b.cconn, &b.sconn);
+	cr_assert_eq(rpma_ep_shutdown(&a.ep), 0);
+	itest_region_delete(&sreg);
+	itest_region_delete(&creg);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+	cr_assert_eq(rpma_srq_delete(&srq), 0);
+	cr_assert_eq(rpma_srq_cfg_delete(&qcfg), 0);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	cr_assert_eq(rpma_peer_delete(&speer), 0);
+}
+
+/* an SRQ without its own CQ: receives complete on each connection's CQ */
+PROVIDER_TEST(cq, srq_without_rcq)
+{
+	struct rpma_peer *speer = itest_peer();
+	struct rpma_srq_cfg *qcfg = NULL;
+	cr_assert_eq(rpma_srq_cfg_new(&qcfg), 0);
+	cr_assert_eq(rpma_srq_cfg_set_rcq_size(qcfg, 0), 0);
+	struct rpma_srq *srq = NULL;
+	cr_assert_eq(rpma_srq_new(speer, qcfg, &srq), 0);
+	struct rpma_cq *srcq = (struct rpma_cq *)0x1;
+	cr_assert_eq(rpma_srq_get_rcq(srq, &srcq), 0);
+	cr_assert_null(srcq);
+	struct rpma_conn_cfg *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_srq(scfg, srq), 0);
+	struct itest_pair p = {0};
+	p.speer = speer;
+	itest_pair_open(&p, scfg, NULL, NULL, NULL, NULL, NULL);
+	struct itest_region sreg, creg;
+	itest_region_new(&sreg, speer, 4096, RPMA_MR_USAGE_RECV);
+	itest_region_new(&creg, p.cpeer, 4096, RPMA_MR_USAGE_SEND);
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, 0, 64, (void *)0xb0), 0);
+	strcpy(creg.ptr, "hi");
+	cr_assert_eq(rpma_send(p.cconn, creg.mr, 0, 3, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(p.sconn, &cq), 0);
+	struct ibv_wc wc;
+	itest_expect_wc(cq, IBV_WC_RECV, (void *)0xb0, &wc);
+	cr_assert_eq(wc.byte_len, 3);
+	cr_assert_str_eq(sreg.ptr, "hi");
+	itest_conn_close(&p.cconn, &p.sconn);
+	itest_region_delete(&sreg);
+	itest_region_delete(&creg);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+	cr_assert_eq(rpma_srq_delete(&srq), 0);
+	cr_assert_eq(rpma_srq_cfg_delete(&qcfg), 0);
+	itest_pair_close(&p);
+}
