@@ -245,6 +245,7 @@ static void usage(FILE *f, const struct bench_transport *t)
 		"  -W, --warmup N         untimed operations first (default: a tenth, at least 1)\n"
 		"  -w, --window N         operations in flight for bandwidth (default 16, max %d)\n"
 		"  -c, --completion poll|wait  busy-poll the CQ or block on it (default poll)\n"
+		"  -C, --server-completion poll|wait  the server's (default: as -c)\n"
 		"  -l, --label TEXT       a label for the machine-readable rows\n"
 		"      --csv FILE         append CSV rows to FILE ('-' for stdout)\n"
 		"      --json FILE        append JSON lines to FILE ('-' for stdout)\n"
@@ -275,6 +276,7 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 		{"warmup", required_argument, NULL, 'W'},
 		{"window", required_argument, NULL, 'w'},
 		{"completion", required_argument, NULL, 'c'},
+		{"server-completion", required_argument, NULL, 'C'},
 		{"label", required_argument, NULL, 'l'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"timeout", required_argument, NULL, 't'},
@@ -298,6 +300,7 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 	cfg->window = 16;
 	cfg->modes = BENCH_MODE_LAT | BENCH_MODE_BW;
 	cfg->label = "";
+	cfg->server_block = -1;
 	if (parse_sizes("8-1M", cfg))
 		return -1;
 
@@ -320,7 +323,8 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 		return -1;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "a:p:o:s:m:n:N:W:w:c:l:qt:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:p:o:s:m:n:N:W:w:c:C:l:qt:h", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'a':
 			cfg->addr = optarg;
@@ -378,6 +382,16 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 				return -1;
 			}
 			break;
+		case 'C':
+			if (strcmp(optarg, "poll") == 0)
+				cfg->server_block = 0;
+			else if (strcmp(optarg, "wait") == 0)
+				cfg->server_block = 1;
+			else {
+				bench_log("bad completion mode '%s' (poll or wait)", optarg);
+				return -1;
+			}
+			break;
 		case 'c':
 			if (strcmp(optarg, "poll") == 0)
 				cfg->block = false;
@@ -428,6 +442,8 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 		bench_log("unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
+	if (cfg->role == BENCH_ROLE_SERVER && cfg->server_block >= 0)
+		cfg->block = cfg->server_block;
 	cfg->max_size = BENCH_MIN_SIZE;
 	for (unsigned i = 0; i < cfg->nsizes; i++)
 		if (cfg->sizes[i] > cfg->max_size)
@@ -506,9 +522,11 @@ static void out_header(struct output *o)
 {
 	const struct bench_cfg *cfg = o->cfg;
 
-	printf("# %s: %s; completion=%s window=%u lat-iters=%u bw-iters=%u%s%s\n", o->t->tool,
-	       o->t->describe(), cfg->block ? "wait" : "poll", cfg->window, cfg->lat_iters,
-	       cfg->bw_iters, *cfg->label ? " label=" : "", cfg->label);
+	printf("# %s: %s; completion=%s%s window=%u lat-iters=%u bw-iters=%u%s%s\n", o->t->tool,
+	       o->t->describe(), cfg->block ? "wait" : "poll",
+	       cfg->server_block < 0 ? "" : (cfg->server_block ? " server=wait" : " server=poll"),
+	       cfg->window, cfg->lat_iters, cfg->bw_iters, *cfg->label ? " label=" : "",
+	       cfg->label);
 	printf("%-14s %-4s %8s %9s %9s %9s %9s %9s %12s %10s\n", "#op", "mode", "bytes", "iters",
 	       "p50[us]", "p99[us]", "p99.9[us]", "avg[us]", "ops/s", "MiB/s");
 	fflush(stdout);
@@ -1081,6 +1099,8 @@ static int run_both(struct bench_cfg *cfg, const struct bench_transport *t)
 		close(pfd[0]);
 		scfg.role = BENCH_ROLE_SERVER;
 		scfg.loop = false;
+		if (scfg.server_block >= 0)
+			scfg.block = scfg.server_block;
 		fflush(NULL);
 		_exit(run_server(&scfg, t, pfd[1]));
 	}

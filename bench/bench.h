@@ -129,6 +129,7 @@ struct bench_cfg {
 	unsigned window;
 	unsigned modes;		 /* BENCH_MODE_* */
 	bool block;		 /* blocking completions instead of busy polling */
+	int server_block;	 /* the server's: -1 as the client, else 0 (poll) or 1 (wait) */
 	bool quiet;		 /* no progress on stderr */
 	bool loop;		 /* server: keep serving clients one after another */
 	bool no_pmem;		 /* server: do not claim direct write to persistence */
