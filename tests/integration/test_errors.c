@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_errors.c -- integration: failures must end in error completions and events, never hangs */
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+/* a descriptor with a key nobody registered: an error completion and a lost connection */
+PROVIDER_TEST(errors, bad_remote_key)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+
+	char desc[32];
+	memcpy(desc, d.sreg.desc, d.sreg.desc_size);
+	desc[16] ^= 0x5a; /* another rkey */
+	desc[19] ^= 0x11;
+	struct rpma_mr_remote *bad = NULL;
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, d.sreg.desc_size, &bad), 0);
+
+	cr_assert_eq(rpma_write(d.p.cconn, bad, 0, d.creg.mr, 0, 64, RPMA_F_COMPLETION_ON_ERROR,
+				(void *)0xbad),
+		     0);
+	/* an unsignaled write still reports its failure; a flush behind it fails too */
+	int ret = rpma_flush(d.p.cconn, d.rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+			     RPMA_F_COMPLETION_ALWAYS, (void *)0xf1);
+	cr_assert(ret == 0 || ret == RPMA_E_PROVIDER);
+	struct ibv_wc wc;
+	bool saw_error = false;
+	for (int i = 0; i < 2; i++) {
+		if (itest_wc(cq, &wc, ITEST_WAIT_MS) != 0)
+			break;
+		if (wc.status != IBV_WC_SUCCESS) {
+			saw_error = true;
+			cr_assert(wc.wr_id == 0xbad || wc.wr_id == 0xf1);
+		}
+	}
+	cr_assert(saw_error, "a write with a bad key produced no error completion");
+	enum rpma_conn_event ev = itest_next_event(d.p.cconn);
+	cr_assert(ev == RPMA_CONN_LOST, "client event %s", rpma_utils_conn_event_2str(ev));
+	ev = itest_next_event(d.p.sconn);
+	cr_assert(ev == RPMA_CONN_LOST || ev == RPMA_CONN_CLOSED, "server event %s",
+		  rpma_utils_conn_event_2str(ev));
+	/* the broken connection refuses or fails further work, and can be deleted */
+	ret = rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, NULL);
+	if (ret == 0) {
+		cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0);
+		cr_assert_neq(wc.status, IBV_WC_SUCCESS);
+	}
+	cr_assert_eq(rpma_mr_remote_delete(&bad), 0);
+	cr_assert_eq(rpma_conn_delete(&d.p.cconn), 0);
+	cr_assert_eq(rpma_conn_delete(&d.p.sconn), 0);
+	itest_dpair_close(&d);
+}
+
+/* the server process is killed: the client gets an event and error completions, and cleans up */
+PROVIDER_TEST(errors, peer_killed)
+{
+	int to_parent[2];
+	cr_assert_eq(pipe(to_parent), 0);
+	struct rpma_peer *cpeer = itest_peer();
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* the server: listen, accept one connection, tell the parent, wait to die */
+		struct rpma_peer *speer = itest_peer();
+		char port[8];
+		struct rpma_ep *ep = itest_listen(speer, port);
+		struct itest_region r;
+		itest_region_new(&r, speer, 65536, ITEST_ALL_USAGE);
+		if (write(to_parent[1], port, sizeof(port)) != sizeof(port))
+			_exit(1);
+		struct rpma_conn_req *req = itest_next_req(ep, NULL);
+		struct rpma_conn *conn = NULL;
+		struct rpma_conn_private_data pd = {.ptr = r.desc, .len = (uint8_t)r.desc_size};
+		if (rpma_conn_req_connect(&req, &pd, &conn) != 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	char port[8];
+	cr_assert_eq(read(to_parent[0], port, sizeof(port)), (ssize_t)sizeof(port));
+	struct itest_region creg;
+	itest_region_new(&creg, cpeer, 65536, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	cr_assert_eq(itest_next_event(conn), RPMA_CONN_ESTABLISHED);
+	struct rpma_mr_remote *rmr = itest_remote(conn);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(conn, &cq), 0);
+	cr_assert_eq(
+		rpma_write(conn, rmr, 0, creg.mr, 0, 4096, RPMA_F_COMPLETION_ALWAYS, (void *)1), 0);
+	struct ibv_wc wc;
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)1, &wc);
+
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	enum rpma_conn_event ev = itest_next_event(conn);
+	cr_assert(ev == RPMA_CONN_LOST || ev == RPMA_CONN_CLOSED, "event %s",
+		  rpma_utils_conn_event_2str(ev));
+	/* work posted now fails, one way or the other, without hanging */
+	int ret = rpma_read(conn, creg.mr, 0, rmr, 0, 8, RPMA_F_COMPLETION_ALWAYS, (void *)2);
+	if (ret == 0) {
+		cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0,
+			     "no completion after the peer died");
+		cr_assert_neq(wc.status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc.wr_id, 2);
+	} else {
+		cr_assert_eq(ret, RPMA_E_PROVIDER);
+	}
+	(void)rpma_conn_disconnect(conn); /* may fail: the peer is gone */
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(rpma_mr_remote_delete(&rmr), 0);
+	itest_region_delete(&creg);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	close(to_parent[0]);
+	close(to_parent[1]);
+}
