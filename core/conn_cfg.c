@@ -232,11 +232,11 @@ int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg *cfg, bool *share
 	return 0;
 }
 
-/* rpma_conn_cfg_set_srq -- take receives from a shared receive queue (NULL: none) */
+/* rpma_conn_cfg_set_srq -- take receives from a shared receive queue (as upstream: not NULL) */
 int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq)
 {
-	if (cfg == NULL) {
-		RPMA_LOG_ERROR("invalid argument: cfg == NULL");
+	if (cfg == NULL || srq == NULL) {
+		RPMA_LOG_ERROR("invalid argument: %s == NULL", cfg == NULL ? "cfg" : "srq");
 		return RPMA_E_INVAL;
 	}
 
