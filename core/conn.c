@@ -141,10 +141,8 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	struct rpma_conn_private_data pdata = {NULL, 0};
 	int ret = RPMA_CONN_OPS(conn)->conn_next_event(conn, &ev, &pdata);
-	if (ret) {
-		rpma_private_data_discard(&pdata);
+	if (ret) /* a failed op leaves nothing behind: pdata is not the core's */
 		return ret;
-	}
 
 	struct rpma_conn_private_data got;
 	rpma_private_data_adopt(&got, &pdata);
