@@ -29,7 +29,7 @@ int rpma_log_enabled(enum rpma_log_level level);
 #define RPMA_LOG_DEBUG(...)   RPMA_LOG(RPMA_LOG_LEVEL_DEBUG, __VA_ARGS__)
 
 /* an error with the text of an errno value appended: "<message>: <strerror(e)>" */
-#define RPMA_LOG_ERROR_WITH_ERRNO(e, fmt, ...)                                                     \
+#define RPMA_LOG_ERROR_WITH_ERRNO(e, fmt, ...) \
 	RPMA_LOG_ERROR(fmt ": %s", ##__VA_ARGS__, strerror(e))
 
 #endif /* RPMA_LOG_H */

@@ -69,7 +69,7 @@ struct rpma_conn_setup {
 	struct rpma_cq *rcq;	 /* a separate receive CQ to initialise, or NULL */
 	struct rpma_srq *srq;	 /* a shared receive queue to attach, or NULL */
 	struct rpma_cq *srq_rcq; /* the SRQ's own receive CQ (already initialised), or NULL */
-	/*
+				 /*
 	 * Where receive completions go: srq_rcq if not NULL, else rcq if not
 	 * NULL, else cq.  The core guarantees that shared_channel is false
 	 * when srq_rcq is not NULL.
