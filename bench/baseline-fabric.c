@@ -36,7 +36,11 @@
 #define SRV_PDATA   28 /* u64 addr | u64 key | u64 len | u32 flags */
 #define PD_VIRT	    1u /* remote addresses are virtual addresses, not offsets */
 
-static char fab_desc[128] = "libfabric (raw)";
+static char fab_desc[160] = "libfabric (raw)";
+
+/* extra flags of every write: BENCH_FI_WRITE_LEVEL=none|delivery|commit */
+static uint64_t fab_write_level;
+static const char *fab_write_level_name = "none";
 
 struct fab_conn {
 	struct bench_conn base; /* first: the engine's view */
@@ -147,7 +151,8 @@ static int fab_write(struct bench_conn *c, size_t len, bool signaled, uint64_t c
 {
 	struct fab_conn *fc = (struct fab_conn *)c;
 
-	return fab_post_rma(fc, true, fc->data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return fab_post_rma(fc, true, fc->data, len,
+			    fab_write_level | (signaled ? FI_COMPLETION : 0), 0, ctx);
 }
 
 /* fab_read -- read len bytes from remote offset 0 */
@@ -173,7 +178,8 @@ static int fab_atomic_write(struct bench_conn *c, bool signaled, uint64_t ctx)
 {
 	struct fab_conn *fc = (struct fab_conn *)c;
 
-	return fab_post_rma(fc, true, fc->data, 8, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return fab_post_rma(fc, true, fc->data, 8, fab_write_level | (signaled ? FI_COMPLETION : 0),
+			    0, ctx);
 }
 
 /* fab_write_imm -- a write carrying remote CQ data */
@@ -183,7 +189,8 @@ static int fab_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool si
 	struct fab_conn *fc = (struct fab_conn *)c;
 
 	return fab_post_rma(fc, true, fc->data, len,
-			    FI_REMOTE_CQ_DATA | (signaled ? FI_COMPLETION : 0), imm, ctx);
+			    fab_write_level | FI_REMOTE_CQ_DATA | (signaled ? FI_COMPLETION : 0),
+			    imm, ctx);
 }
 
 /* fab_send -- send len bytes from a send slot */
@@ -531,9 +538,9 @@ static int fab_open_fabric(struct fi_info *info, struct fid_fabric **fabric, str
 		fab_err("fi_eq_open", ret);
 		return -1;
 	}
-	snprintf(fab_desc, sizeof(fab_desc), "libfabric %s (raw) prov=%s",
-		 fi_tostr(&(uint32_t){fi_version()}, FI_TYPE_VERSION),
-		 info->fabric_attr->prov_name);
+	snprintf(fab_desc, sizeof(fab_desc), "libfabric %s (raw) prov=%s write-level=%s",
+		 fi_tostr(&(uint32_t){fi_version()}, FI_TYPE_VERSION), info->fabric_attr->prov_name,
+		 fab_write_level_name);
 	return 0;
 }
 
@@ -758,7 +765,9 @@ static const struct bench_transport fab_transport = {
 	.tool = "baseline-fabric",
 	.extra_usage =
 		"      --no-progress-thread  server: no progress thread (tcp targets stall)\n"
-		"  environment: FI_PROVIDER=tcp|net|sockets (default tcp)\n",
+		"  environment: FI_PROVIDER=tcp|net|sockets (default tcp)\n"
+		"               BENCH_FI_WRITE_LEVEL=none|delivery|commit: add\n"
+		"               FI_DELIVERY_COMPLETE or FI_COMMIT_COMPLETE to every write\n",
 	.describe = fab_describe,
 	.client_open = fab_client_open,
 	.client_close = fab_client_close,
@@ -771,5 +780,21 @@ static const struct bench_transport fab_transport = {
 /* main -- the raw libfabric baseline */
 int main(int argc, char *argv[])
 {
+	const char *level = getenv("BENCH_FI_WRITE_LEVEL");
+
+	if (level && *level && strcmp(level, "none") != 0) {
+		if (strcmp(level, "delivery") == 0) {
+			fab_write_level = FI_DELIVERY_COMPLETE;
+		} else if (strcmp(level, "commit") == 0) {
+			fab_write_level = FI_COMMIT_COMPLETE;
+		} else {
+			fprintf(stderr,
+				"baseline-fabric: BENCH_FI_WRITE_LEVEL=%s: want none, "
+				"delivery or commit\n",
+				level);
+			return 2;
+		}
+		fab_write_level_name = level;
+	}
 	return bench_main(argc, argv, &fab_transport);
 }

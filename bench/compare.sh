@@ -15,6 +15,10 @@
 #   -c MODE     client completion: poll or wait (default poll)
 #   -C MODE     server completion (default: poll on the host, wait in the guest,
 #               where busy-polling on both sides starves Soft-RoCE's kernel work)
+#   -L LEVELS   raw libfabric variants: comma list of none, delivery, commit
+#               (BENCH_FI_WRITE_LEVEL: extra completion level of its writes;
+#               default none,commit -- the fabric provider writes with
+#               FI_COMMIT_COMPLETE where the libfabric provider offers it)
 #   --host-only / --guest-only
 #   -h          this help
 #
@@ -44,8 +48,9 @@ compl=poll
 scompl_host=poll scompl_guest=wait
 do_host=1 do_guest=1
 sizes_set=
+levels=none,commit
 
-usage() { sed -n '4,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -61,6 +66,7 @@ while [[ $# -gt 0 ]]; do
 	-w) window=$2; shift 2 ;;
 	-c) compl=$2; shift 2 ;;
 	-C) scompl_host=$2; scompl_guest=$2; shift 2 ;;
+	-L) levels=$2; shift 2 ;;
 	--host-only) do_guest=0; shift ;;
 	--guest-only) do_host=0; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -122,17 +128,31 @@ if [[ $do_host == 1 ]]; then
 		common=(-s "$sizes_host" -o "$ops" -n "$n_host" -N "$N_host" -w "$window"
 			-c "$compl" -C "$scompl_host")
 		echo "host part: FI_PROVIDER=$fip ${common[*]}" >>"$out/machine.txt"
+		IFS=, read -r -a lv <<<"$levels"
+		variants=(ours)
+		for l in "${lv[@]}"; do
+			case $l in
+			none | delivery | commit) variants+=("$l") ;;
+			*) echo "compare.sh: -L: unknown level $l" >&2; exit 2 ;;
+			esac
+		done
 		for ((r = 1; r <= runs; r++)); do
-			order=(ours raw)
-			((r % 2 == 0)) && order=(raw ours)
+			# rotate the order from run to run
+			order=()
+			for ((i = 0; i < ${#variants[@]}; i++)); do
+				order+=("${variants[(i + r - 1) % ${#variants[@]}]}")
+			done
 			for v in "${order[@]}"; do
 				if [[ $v == ours ]]; then
 					one_run "$out/fabric.csv" "ours/$r" RPMA_PROVIDER=fabric \
 						FI_PROVIDER="$fip" -- "$bench/rpma-bench" "${common[@]}" ||
 						host_failed=1
 				else
-					one_run "$out/fabric.csv" "raw-fabric/$r" FI_PROVIDER="$fip" \
-						-- "$bench/baseline-fabric" "${common[@]}" || host_failed=1
+					name=raw-fabric
+					[[ $v != none ]] && name=raw-fabric-$v
+					one_run "$out/fabric.csv" "$name/$r" FI_PROVIDER="$fip" \
+						BENCH_FI_WRITE_LEVEL="$v" -- "$bench/baseline-fabric" \
+						"${common[@]}" || host_failed=1
 				fi
 			done
 		done
@@ -254,7 +274,9 @@ ratios() { # ENV BASELINE
 
 {
 	cat "$out/machine.txt"
-	if grep -q '^fabric ' "$out/medians.txt"; then ratios fabric raw-fabric; fi
+	for b in raw-fabric raw-fabric-delivery raw-fabric-commit; do
+		if grep -q "^fabric $b " "$out/medians.txt"; then ratios fabric "$b"; fi
+	done
 	if grep -q '^verbs ' "$out/medians.txt"; then
 		ratios verbs raw-verbs
 		ratios verbs upstream
@@ -266,7 +288,7 @@ ratios() { # ENV BASELINE
 if command -v gnuplot >/dev/null; then
 	for env in fabric verbs; do
 		grep -q "^$env " "$out/medians.txt" || continue
-		variants=$(awk -v e="$env" '$1 == e { print $2 }' "$out/medians.txt" | sort -u)
+		pvariants=$(awk -v e="$env" '$1 == e { print $2 }' "$out/medians.txt" | sort -u)
 		opsl=$(awk -v e="$env" '$1 == e && $4 == "lat" { print $3 }' "$out/medians.txt" | sort -u)
 		gp=$out/latency-$env.gp
 		{
@@ -276,7 +298,7 @@ if command -v gnuplot >/dev/null; then
 			echo "set logscale xy; set format x '%.0s%c'; set xlabel 'bytes'; set ylabel 'us'; set grid; set key top left"
 			for op in $opsl; do
 				plots=()
-				for v in $variants; do
+				for v in $pvariants; do
 					f=$out/lat-$env-$op-$v.dat
 					awk -v e="$env" -v o="$op" -v v="$v" '$1 == e && $3 == o && $4 == "lat" && $2 == v { print $5, $6 }' \
 						"$out/medians.txt" | sort -n >"$f"
