@@ -115,6 +115,7 @@ struct fab_peer {
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
 	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
+	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
 	size_t inject_size;
 	_Atomic uint32_t next_key;
 	struct fab_progress prog;
@@ -143,6 +144,7 @@ struct fab_ep {
 	struct fab_peer *peer;
 	struct fid_pep *pep;
 	struct fid_eq *eq;
+	struct fi_info *info; /* kept while listening: sockets' pep keeps pointers into it */
 	struct fab_source src;
 	struct fab_evq reqs; /* connection requests */
 };
@@ -380,7 +382,7 @@ int fab_conn_delete(struct rpma_conn *conn);
 int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
 int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
-void fab_conn_mark_broken(struct fab_conn *c);
+void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
 
 /* ----- fabric_ops.c: the data path */

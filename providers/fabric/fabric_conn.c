@@ -22,10 +22,21 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 	fab_evq_push(&c->events, event, NULL, 0, NULL);
 }
 
-/* fab_conn_mark_broken -- an operation failed: a later shutdown is a lost connection */
-void fab_conn_mark_broken(struct fab_conn *c)
+/*
+ * fab_conn_mark_broken -- an operation failed with err: a later shutdown is a
+ * lost connection.  A failure other than a flushed (cancelled) operation
+ * breaks the connection at once, as a verbs QP enters the error state: the
+ * connection is lost and the endpoint shut down, whatever the provider would
+ * otherwise do (sockets keeps going after a refused access, tcp drops the
+ * connection).
+ */
+void fab_conn_mark_broken(struct fab_conn *c, int err)
 {
 	atomic_store(&c->broken, true);
+	if (err == FI_ECANCELED || atomic_load(&c->state) != FAB_CONN_CONNECTED)
+		return;
+	fab_conn_end(c, RPMA_CONN_LOST);
+	(void)fi_shutdown(c->ep, 0);
 }
 
 /* fab_conn_eq_error -- map an EQ error entry to a connection event */
@@ -40,9 +51,14 @@ static void fab_conn_eq_error(struct fab_conn *c, const struct fi_eq_err_entry *
 	}
 	switch (err->err) {
 	case FI_ECONNREFUSED:
-		/* our rejections carry a marker; a refused TCP connection carries nothing */
-		fab_conn_end(c,
-			     err->err_data_size > 0 ? RPMA_CONN_REJECTED : RPMA_CONN_UNREACHABLE);
+		/*
+		 * Our rejections carry a marker; a refused TCP connection carries
+		 * nothing.  Where nobody listening makes fi_connect() fail at once
+		 * (sockets), a later refusal is always the server's.
+		 */
+		fab_conn_end(c, (err->err_data_size > 0 || c->peer->refused_sync)
+					? RPMA_CONN_REJECTED
+					: RPMA_CONN_UNREACHABLE);
 		break;
 	case FI_EIO:
 	case FI_ECONNRESET:
@@ -105,6 +121,10 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num,
 				     len);
 			fab_evq_push(&c->events, RPMA_CONN_ESTABLISHED, buf.cm.data, len, NULL);
+		} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
+			   !c->incoming) {
+			/* closed by the server before it accepted */
+			fab_conn_end(c, RPMA_CONN_REJECTED);
 		} else if (event == FI_SHUTDOWN) {
 			fab_conn_end(c,
 				     atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
@@ -165,7 +185,12 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	}
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
-	if (reject && c->incoming && c->pep && c->info) {
+	/*
+	 * sockets mishandles fi_reject() of a request an endpoint was made from
+	 * (closing its listener hangs afterwards): there, closing the endpoint
+	 * is the refusal
+	 */
+	if (reject && c->incoming && c->pep && c->info && !(c->ep && p->refused_sync)) {
 		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
 		if (r) {
 			FAB_LOG_FI(r, "fi_reject()");
@@ -459,16 +484,21 @@ int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 	return 0;
 }
 
-/* fab_conn_disconnect -- shut the endpoint down; the local side sees CLOSED */
+/*
+ * fab_conn_disconnect -- shut the endpoint down; the local side sees CLOSED
+ * (reported before the shutdown, so that operations it cancels do not turn
+ * the orderly close into a lost connection)
+ */
 int fab_conn_disconnect(struct rpma_conn *conn)
 {
 	struct fab_conn *c = fab_conn(conn);
+	bool was_done = atomic_load(&c->state) == FAB_CONN_DONE;
+	fab_conn_end(c, RPMA_CONN_CLOSED);
 	int ret = fi_shutdown(c->ep, 0);
-	if (ret && atomic_load(&c->state) != FAB_CONN_DONE) {
+	if (ret && !was_done) {
 		FAB_LOG_FI(ret, "fi_shutdown()");
 		return RPMA_E_PROVIDER;
 	}
-	fab_conn_end(c, RPMA_CONN_CLOSED);
 	return 0;
 }
 

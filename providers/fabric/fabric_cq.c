@@ -291,9 +291,9 @@ void fab_drain_tx(struct fab_source *src)
 				break;
 			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
-			fab_conn_mark_broken(c);
 			fab_wc_error(&wc, &err, c->qp_num, false);
 			fab_cq_push(c->cq, &wc);
+			fab_conn_mark_broken(c, err.err);
 			continue;
 		}
 		if (n != -FI_EAGAIN)
@@ -335,7 +335,7 @@ void fab_drain_rx(struct fab_source *src)
 				RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error "
 					      "%d)",
 					      c->qp_num, fi_strerror(err.err), err.prov_errno);
-				fab_conn_mark_broken(c);
+				fab_conn_mark_broken(c, err.err);
 			}
 			struct fab_bounce *b = fab_is_bounce(c, err.op_context);
 			if (b) {

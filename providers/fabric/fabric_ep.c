@@ -142,7 +142,7 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 		goto err_pep;
 	fab_source_init(&e->src, &e->eq->fid, fab_drain_pep, e);
 	fab_source_add(p, &e->src);
-	fi_freeinfo(info);
+	e->info = info;
 	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s", addr, port);
 	return 0;
 
@@ -179,6 +179,8 @@ int fab_ep_shutdown(struct rpma_ep *ep)
 		FAB_LOG_FI(r, "fi_close(eq)");
 		ret = RPMA_E_PROVIDER;
 	}
+	fi_freeinfo(e->info);
+	e->info = NULL;
 	return ret;
 }
 

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# sockets.sh -- the integration scenarios again over libfabric's sockets provider
+#
+# sockets differs from tcp where it matters to the fabric provider: native
+# atomics, no FI_RMA_PMEM (persistent flush is refused), its own progress
+# threads, synchronous refusal of connections nobody listens for.
+# Skipped (exit 77) when RPMA_PROVIDER selects another provider or FI_PROVIDER
+# is already set by the caller.
+if [ -n "$RPMA_PROVIDER" ] && [ "$RPMA_PROVIDER" != fabric ]; then
+	echo "sockets.sh: RPMA_PROVIDER=$RPMA_PROVIDER, nothing to do"
+	exit 77
+fi
+if [ -n "$FI_PROVIDER" ]; then
+	echo "sockets.sh: FI_PROVIDER=$FI_PROVIDER is set by the caller"
+	exit 77
+fi
+if ! fi_info -p sockets -t FI_EP_MSG >/dev/null 2>&1 && command -v fi_info >/dev/null; then
+	echo "sockets.sh: libfabric has no sockets MSG provider here"
+	exit 77
+fi
+dir=$(dirname "$0")
+FI_PROVIDER=sockets exec "$dir/test_integration" -j2 "$@"
