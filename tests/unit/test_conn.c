@@ -1007,3 +1007,104 @@ Test(srq, shared_channel_with_srq_without_rcq)
 	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
 	cr_assert_eq(rpma_srq_delete(&srq), 0);
 }
+
+/* ============================================================== contract */
+
+/*
+ * every refused call logs exactly one error line (HACKING.md: "log one
+ * line, naming the function and the argument")
+ */
+#define ONE_ERROR(call, code)                                                                     \
+	do {                                                                                      \
+		unit_log_reset();                                                                 \
+		cr_assert_eq((call), (code), "%s", #call);                                        \
+		cr_assert_eq(unit_log_count(RPMA_LOG_LEVEL_ERROR), 1, "%s logged %d errors",      \
+			     #call, unit_log_count(RPMA_LOG_LEVEL_ERROR));                        \
+		cr_assert_eq(unit_log_total(), 1, "%s logged %d lines", #call, unit_log_total()); \
+	} while (0)
+
+CONN_SUITE(contract);
+
+Test(contract, one_error_line_per_refusal)
+{
+	static uint8_t buf[64];
+	struct rpma_mr_local *mr = unit_mr(peer, buf, sizeof(buf), UNIT_USAGE_ALL);
+	struct rpma_mr_remote *rmr = unit_remote(UNIT_RADDR, 64, UNIT_RKEY, UNIT_USAGE_ALL);
+	struct rpma_conn_cfg *shared = new_cfg(-1, 4, -1, -1, 1);
+	struct rpma_conn *conn = unit_conn(peer, NULL);
+	struct rpma_conn *sconn = unit_conn(peer, shared);
+	struct rpma_cq *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(sconn, &scq), 0);
+	struct rpma_peer *p = NULL;
+	struct rpma_mr_local *m = NULL;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_cq *cq = NULL;
+	int fd;
+	const char src8[8] = {0};
+
+	ONE_ERROR(rpma_peer_new(NULL, &p), RPMA_E_INVAL);
+	ONE_ERROR(rpma_mr_reg(peer, buf, 0, RPMA_MR_USAGE_READ_SRC, &m), RPMA_E_INVAL);
+	ONE_ERROR(rpma_mr_reg(peer, buf, 8, 1 << 9, &m), RPMA_E_INVAL);
+	ONE_ERROR(rpma_conn_req_new(peer, NULL, UNIT_PORT, NULL, &req), RPMA_E_INVAL);
+	ONE_ERROR(rpma_read(conn, mr, 0, rmr, 60, 8, RPMA_F_COMPLETION_ALWAYS, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_write(conn, rmr, 0, mr, 60, 8, RPMA_F_COMPLETION_ALWAYS, NULL),
+		  RPMA_E_INVAL);
+	ONE_ERROR(rpma_write(conn, rmr, 0, mr, 0, 8, 0, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_atomic_write(conn, rmr, 4, src8, RPMA_F_COMPLETION_ALWAYS, NULL),
+		  RPMA_E_INVAL);
+	ONE_ERROR(rpma_flush(conn, rmr, 0, 8, (enum rpma_flush_type)7, RPMA_F_COMPLETION_ALWAYS,
+			     NULL),
+		  RPMA_E_INVAL);
+	ONE_ERROR(rpma_send(conn, mr, 0, 65, RPMA_F_COMPLETION_ALWAYS, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_recv(conn, NULL, 1, 0, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_conn_get_compl_fd(conn, &fd), RPMA_E_NOT_SHARED_CHNL);
+	ONE_ERROR(rpma_conn_wait(sconn, 1, &cq, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_cq_wait(scq), RPMA_E_SHARED_CHANNEL);
+	ONE_ERROR(rpma_cq_get_wc(scq, 0, NULL, NULL), RPMA_E_INVAL);
+	ONE_ERROR(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_MAX, RPMA_LOG_LEVEL_ERROR),
+		  RPMA_E_INVAL);
+
+	cr_assert_eq(rpma_conn_delete(&sconn), 0);
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(rpma_conn_cfg_delete(&shared), 0);
+	cr_assert_eq(rpma_mr_remote_delete(&rmr), 0);
+	cr_assert_eq(rpma_mr_dereg(&mr), 0);
+}
+
+Test(contract, passive_pdata_kept_on_established)
+{
+	/* the request's private data stays; data coming with ESTABLISHED is released */
+	struct rpma_ep *ep = new_ep();
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	fake_push_conn_req("hello", 5);
+	cr_assert_eq(rpma_ep_next_conn_req(ep, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	fake_push_conn_event(RPMA_CONN_ESTABLISHED, "other!", 6);
+	enum rpma_conn_event ev;
+	cr_assert_eq(rpma_conn_next_event(conn, &ev), 0);
+	struct rpma_conn_private_data pd = {NULL, 0};
+	cr_assert_eq(rpma_conn_get_private_data(conn, &pd), 0);
+	cr_assert_eq(pd.len, 5);
+	cr_assert_arr_eq(pd.ptr, "hello", 5);
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
+}
+
+Test(contract, apm_region_registered_once_per_connection)
+{
+	struct rpma_conn *conn = unit_conn(peer, NULL);
+	struct rpma_mr_remote *rmr = unit_remote(UNIT_RADDR, 64, UNIT_RKEY, UNIT_USAGE_ALL);
+	int regs = fake_call_count(FAKE_OP_MR_REG);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(rpma_flush(conn, rmr, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+					RPMA_F_COMPLETION_ALWAYS, NULL),
+			     0);
+	cr_assert_leq(fake_call_count(FAKE_OP_MR_REG) - regs, 1);
+	const void *raw = fake_nth_call(FAKE_OP_READ, 0)->mr;
+	for (int i = 1; i < 5; i++)
+		cr_assert_eq(fake_nth_call(FAKE_OP_READ, i)->mr, raw);
+	cr_assert_eq(rpma_mr_remote_delete(&rmr), 0);
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+	cr_assert_eq(fake_live(FAKE_OBJ_MR), 0, "the APM region goes with the connection");
+}
