@@ -114,6 +114,8 @@ struct sctx {
 	struct rpma_srq *srq;
 	struct rpma_conn_cfg *cfg;
 	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	struct rpma_mr_remote *rmr;
 	/* outputs of the call under test (poisoned before) */
 	struct rpma_peer *out_peer;
 	struct rpma_mr_local *out_mr;
@@ -206,9 +208,24 @@ static void mk_req_in(struct sctx *s)
 	cr_assert_eq(rpma_ep_next_conn_req(s->ep, s->cfg, &s->req), 0);
 }
 
+/* prep_conn -- a connection and a remote region accepting both flush types */
+static void prep_conn(struct sctx *s)
+{
+	prep_cfg(s);
+	mk_req_out(s);
+	cr_assert_eq(rpma_conn_req_connect(&s->req, NULL, &s->conn), 0);
+	uint8_t desc[21];
+	unit_desc(desc, UNIT_RADDR, 4096, UNIT_RKEY, UNIT_USAGE_ALL);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 21, &s->rmr), 0);
+}
+
 /* rel_all -- release whatever prepare built */
 static void rel_all(struct sctx *s)
 {
+	if (s->rmr)
+		cr_assert_eq(rpma_mr_remote_delete(&s->rmr), 0);
+	if (s->conn)
+		cr_assert_eq(rpma_conn_delete(&s->conn), 0);
 	if (s->req)
 		cr_assert_eq(rpma_conn_req_delete(&s->req), 0);
 	if (s->ep)
@@ -311,6 +328,13 @@ static int act_srq_new(struct sctx *s)
 static void undo_srq(struct sctx *s)
 {
 	cr_assert_eq(rpma_srq_delete(&s->out_srq), 0);
+}
+
+/* act_flush -- the first rpma_flush of a connection (the APM region may be made here) */
+static int act_flush(struct sctx *s)
+{
+	return rpma_flush(s->conn, s->rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+			  RPMA_F_COMPLETION_ALWAYS, NULL);
 }
 
 /* act_peer_cfg -- build and serialise a peer cfg (allocations only) */
@@ -523,6 +547,8 @@ static const struct scenario sc_connect_in = {"rpma_conn_req_connect(incoming)",
 					      mk_req_in};
 static const struct scenario sc_srq_new = {"rpma_srq_new", prep_peer, act_srq_new, OUT(out_srq),
 					   undo_srq,	   rel_all,   false,	   NULL};
+static const struct scenario sc_flush = {"rpma_flush", prep_conn, act_flush, 0,
+					 NULL,	       rel_all,	  false,     NULL};
 static const struct scenario sc_peer_cfg = {"rpma_peer_cfg_*", NULL,  act_peer_cfg, 0, NULL,
 					    rel_all,	       false, NULL};
 static const struct scenario sc_remote = {
@@ -642,6 +668,12 @@ Test(faults, srq_new)
 {
 	RUN(sc_srq_new, FAKE_PROV_VERBS, false);
 	RUN(sc_srq_new, FAKE_PROV_VERBS, true);
+}
+
+Test(faults, flush)
+{
+	RUN(sc_flush, FAKE_PROV_VERBS, false);
+	RUN(sc_flush, FAKE_PROV_VERBS, true);
 }
 
 Test(faults, allocation_only_objects)
