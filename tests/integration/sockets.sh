@@ -19,5 +19,6 @@ if ! fi_info -p sockets -t FI_EP_MSG >/dev/null 2>&1 && command -v fi_info >/dev
 	echo "sockets.sh: libfabric has no sockets MSG provider here"
 	exit 77
 fi
-dir=$(dirname "$0")
-FI_PROVIDER=sockets exec "$dir/test_integration" -j2 "$@"
+# the program is in the build tree (make check exports top_builddir)
+bin="${top_builddir:-.}/tests/integration/test_integration"
+FI_PROVIDER=sockets exec "$bin" -j2 "$@"
