@@ -9,8 +9,8 @@
 #   -r N        runs of each program (default 3)
 #   -s SIZES    sizes (default 8,64,4K,64K,1M on the host, 8,4K,64K in the guest)
 #   -o OPS      operations (default all)
-#   -n N -N N   latency samples / bandwidth operations on the host (default 1000 / 1000)
-#   -g N -G N   the same in the guest (default 100 / 200; TCG is slow)
+#   -n N -N N   latency samples / bandwidth operations on the host (default 500 / 500)
+#   -g N -G N   the same in the guest (default 50 / 100; TCG is slow)
 #   -w W        bandwidth window (default 16)
 #   -c MODE     client completion: poll or wait (default poll)
 #   -C MODE     server completion (default: poll on the host, wait in the guest,
@@ -41,8 +41,8 @@ runs=3
 sizes_host=8,64,4K,64K,1M
 sizes_guest=8,4K,64K
 ops=all
-n_host=1000 N_host=1000
-n_guest=100 N_guest=200
+n_host=500 N_host=500
+n_guest=50 N_guest=100
 window=16
 compl=poll
 scompl_host=poll scompl_guest=wait
