@@ -423,6 +423,17 @@ int vrb_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 		return ret;
 	}
 
+	/*
+	 * The peer has gone (or asked to go): answer its disconnect request
+	 * right away and move the queue pair to the error state, as the local
+	 * rpma_conn_disconnect() would.  The peer's own CLOSED then does not
+	 * wait for this side's application, and work posted from now on ends
+	 * with flush errors instead of reaching a peer that is gone.  A
+	 * second rdma_disconnect() (from the application) is harmless.
+	 */
+	if (type == RDMA_CM_EVENT_DISCONNECTED && rdma_disconnect(vc->id))
+		VRB_LOG_DEBUG("rdma_disconnect after DISCONNECTED: %s", strerror(vrb_errno()));
+
 	VRB_LOG_DEBUG("connection event: %s", rdma_event_str(type));
 	*event = mapped;
 	if (pd.ptr)
