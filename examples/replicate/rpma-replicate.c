@@ -463,7 +463,9 @@ static int run_demo(struct opts *o)
 		die(0, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(pipefd[0]);
-		_exit(run_server(o, pipefd[1]));
+		int rc = run_server(o, pipefd[1]);
+		fflush(stdout);
+		_exit(rc);
 	}
 	close(pipefd[1]);
 	char c;
