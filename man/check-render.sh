@@ -33,7 +33,7 @@ render() {
 			fail "$2: man --warnings -l:"
 			sed 's/^/   /' "$tmp/err" >&2
 		fi
-		wide=$(col -b <"$tmp/out" 2>/dev/null | tr -d '\200-\277' | awk 'length($0) > 80 { n++ } END { print n + 0 }')
+		wide=$(sed 's/.\x08//g' "$tmp/out" | tr -d '\200-\277' | awk 'length($0) > 80 { n++ } END { print n + 0 }')
 		[ "$wide" -eq 0 ] || fail "$2: $wide rendered line(s) wider than 80 columns"
 		[ -s "$tmp/out" ] || fail "$2: renders to nothing"
 	fi
