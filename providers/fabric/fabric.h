@@ -116,6 +116,7 @@ struct fab_peer {
 	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
 	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
+	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
 	size_t inject_size;
 	_Atomic uint32_t next_key;
 	struct fab_progress prog;
@@ -206,6 +207,7 @@ struct fab_conn {
 	struct fab_srq *srq;
 	bool incoming;
 	struct fid_pep *pep; /* incoming: the listening endpoint (to reject the request) */
+	bool ep_was_made;    /* an endpoint was made from the request */
 	_Atomic int state;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
 	uint32_t qp_num;

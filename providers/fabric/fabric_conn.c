@@ -186,16 +186,21 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
 	/*
-	 * sockets mishandles fi_reject() of a request an endpoint was made from
-	 * (closing its listener hangs afterwards): there, closing the endpoint
-	 * is the refusal
+	 * Refusing a request.  tcp and sockets mishandle fi_reject() of a request
+	 * an endpoint was made from while that endpoint exists (tcp frees the
+	 * handle the endpoint still uses; sockets' listener hangs when closed
+	 * later): there the endpoint is closed first, which the client sees as a
+	 * refusal (REJECTED), and fi_reject() then only releases the handle (tcp;
+	 * sockets keeps it with the listener).
 	 */
-	if (reject && c->incoming && c->pep && c->info && !(c->ep && p->refused_sync)) {
+	bool refuse = reject && c->incoming && c->pep && c->info;
+	if (refuse && c->ep && p->reject_ep_ok) {
 		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
 		if (r) {
 			FAB_LOG_FI(r, "fi_reject()");
 			ret = RPMA_E_PROVIDER;
 		}
+		refuse = false;
 	}
 	if (c->ep) {
 		r = fi_close(&c->ep->fid);
@@ -204,6 +209,13 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 			ret = RPMA_E_PROVIDER;
 		}
 		c->ep = NULL;
+	}
+	if (refuse && !(c->ep_was_made && p->refused_sync)) {
+		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+		if (r && !ret) {
+			FAB_LOG_FI(r, "fi_reject()");
+			ret = RPMA_E_PROVIDER;
+		}
 	}
 	fab_source_fini(&c->eq_src);
 	fab_source_fini(&c->tx_src);
@@ -295,6 +307,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	info->tx_attr->size = fab_min((size_t)setup->sq_size + 2, max_tx);
 	info->rx_attr->size = fab_min(c->srq ? 16 : (size_t)setup->rq_size + 1, max_rx);
 	ret = fi_endpoint(p->domain, info, &c->ep, NULL);
+	c->ep_was_made = ret == 0;
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_endpoint()");
 		ret = fab_err(ret);
