@@ -12,6 +12,7 @@
 #   its NAME line names the page and all of its aliases;
 # - every rpma_*() call and every name(3)/name(7) reference in a page exists.
 
+# shellcheck source=man/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=$(mktemp -d) || exit 99

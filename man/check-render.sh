@@ -8,6 +8,7 @@
 # error.  The roff is taken from the build tree, else from the source tree
 # (a distribution tarball ships it).
 
+# shellcheck source=man/common.sh
 . "$(dirname "$0")/common.sh"
 
 if ! command -v groff >/dev/null 2>&1; then
@@ -28,7 +29,7 @@ render() {
 		sed 's/^/   /' "$tmp/err" >&2
 	fi
 	if [ "$have_man" = yes ]; then
-		if ! MANWIDTH=80 MAN_KEEP_FORMATTING= man --warnings -l "$1" >"$tmp/out" 2>"$tmp/err" ||
+		if ! MANWIDTH=80 MAN_KEEP_FORMATTING='' man --warnings -l "$1" >"$tmp/out" 2>"$tmp/err" ||
 			[ -s "$tmp/err" ]; then
 			fail "$2: man --warnings -l:"
 			sed 's/^/   /' "$tmp/err" >&2

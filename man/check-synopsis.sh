@@ -6,6 +6,7 @@
 # declares the page's function and the functions of its alias pages, each
 # exactly as the header does (whitespace aside), and nothing else.
 
+# shellcheck source=man/common.sh
 . "$(dirname "$0")/common.sh"
 
 tmp=$(mktemp -d) || exit 99
