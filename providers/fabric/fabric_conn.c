@@ -126,6 +126,12 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			/* closed by the server before it accepted */
 			fab_conn_end(c, RPMA_CONN_REJECTED);
 		} else if (event == FI_SHUTDOWN) {
+			/*
+			 * the operations the shutdown cancelled may still sit in the
+			 * CQs: take them first, they tell whether it broke
+			 */
+			fab_source_drain(&c->tx_src);
+			fab_source_drain(&c->rx_src);
 			fab_conn_end(c,
 				     atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
 		} else {

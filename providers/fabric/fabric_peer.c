@@ -447,7 +447,17 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 {
 	struct fab_peer *p = fab_peer(peer);
 	struct fab_dev *d = dev;
-	static const uint64_t extras[] = {FI_ATOMIC | FI_RMA_PMEM, FI_RMA_PMEM, FI_ATOMIC, 0};
+	/* the optional capabilities, most wanted first (FI_FENCE orders the emulated atomic write) */
+	static const uint64_t extras[] = {
+		FI_ATOMIC | FI_RMA_PMEM | FI_FENCE,
+		FI_ATOMIC | FI_RMA_PMEM,
+		FI_RMA_PMEM | FI_FENCE,
+		FI_RMA_PMEM,
+		FI_ATOMIC | FI_FENCE,
+		FI_ATOMIC,
+		FI_FENCE,
+		0,
+	};
 	struct fi_info *list = NULL, *fi = NULL;
 	int ret = 0;
 

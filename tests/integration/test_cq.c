@@ -2,8 +2,11 @@
 /* test_cq.c -- integration: CQ fds and waits, shared channel, receive CQ, SRQ */
 
 #include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -62,13 +65,14 @@ PROVIDER_TEST(cq, fd_wait_and_batches)
 	cr_assert_eq(rpma_cq_wait(cq), 0);
 	struct rpma_completion cmpl;
 	int ret;
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < ITEST_WAIT_MS * 5; i++) { /* 200 us apart */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 		ret = rpma_cq_get_completion(cq, &cmpl);
 #pragma GCC diagnostic pop
 		if (ret != RPMA_E_NO_COMPLETION)
 			break;
+		usleep(200);
 	}
 	cr_assert_eq(ret, 0);
 	cr_assert_eq(cmpl.op, RPMA_OP_WRITE);
@@ -256,4 +260,91 @@ PROVIDER_TEST(cq, srq_without_rcq)
 	cr_assert_eq(rpma_srq_delete(&srq), 0);
 	cr_assert_eq(rpma_srq_cfg_delete(&qcfg), 0);
 	itest_pair_close(&p);
+}
+
+/* what the custom log function saw */
+static char logged[512];
+
+/* capture_log -- a log function that keeps the last message */
+static void capture_log(enum rpma_log_level level, const char *file_name, const int line_no,
+			const char *function_name, const char *message_format, ...)
+{
+	va_list ap;
+	va_start(ap, message_format);
+	vsnprintf(logged, sizeof(logged), message_format, ap);
+	va_end(ap);
+}
+
+/* small queues set in the configuration, the 0.10-era calls, the provider's log lines */
+PROVIDER_TEST(cq, sizes_legacy_calls_and_log)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_cq_size(cfg, 4), 0);
+	cr_assert_eq(rpma_conn_cfg_set_sq_size(cfg, 4), 0);
+	cr_assert_eq(rpma_conn_cfg_set_rq_size(cfg, 2), 0);
+	uint32_t v = 0;
+	cr_assert_eq(rpma_conn_cfg_get_cq_size(cfg, &v), 0);
+	cr_assert_eq(v, 4);
+	cr_assert_eq(rpma_conn_cfg_get_sq_size(cfg, &v), 0);
+	cr_assert_eq(v, 4);
+	cr_assert_eq(rpma_conn_cfg_get_rq_size(cfg, &v), 0);
+	cr_assert_eq(v, 2);
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, cfg, cfg, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+
+	/* as many signaled operations as the queues hold, several rounds */
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 64 * i, d.creg.mr, 0, 64,
+						RPMA_F_COMPLETION_ALWAYS,
+						(void *)(uintptr_t)(i + 1)),
+				     0);
+		for (int i = 0; i < 4; i++)
+			itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)(uintptr_t)(i + 1), NULL);
+	}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	int fd = -1;
+	cr_assert_eq(rpma_conn_get_completion_fd(d.p.cconn, &fd), 0);
+	int cqfd = -2;
+	cr_assert_eq(rpma_cq_get_fd(cq, &cqfd), 0);
+	cr_assert_eq(fd, cqfd);
+	uint64_t val = 0x0102030405060708ULL;
+	memcpy(d.creg.ptr, &val, 8);
+	cr_assert_eq(rpma_write_atomic(d.p.cconn, d.rmr, 16, d.creg.mr, 0, RPMA_F_COMPLETION_ALWAYS,
+				       (void *)0x99),
+		     0);
+	/* a notification may be stale (spurious wake-ups are allowed): wait until it comes */
+	struct rpma_completion cmpl;
+	int ret = RPMA_E_NO_COMPLETION;
+	for (int i = 0; i < 10 && ret == RPMA_E_NO_COMPLETION; i++) {
+		cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
+		cr_assert_eq(rpma_conn_completion_wait(d.p.cconn), 0);
+		ret = rpma_conn_completion_get(d.p.cconn, &cmpl);
+	}
+	cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
+#pragma GCC diagnostic pop
+	cr_assert_eq(cmpl.op, RPMA_OP_WRITE);
+	cr_assert_eq(cmpl.op_context, (void *)0x99);
+	cr_assert_eq(cmpl.op_status, IBV_WC_SUCCESS);
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 16, 8, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x9a),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x9a, NULL);
+	cr_assert_eq(memcmp((char *)d.sreg.ptr + 16, &val, 8), 0);
+
+	/* the provider logs through the library's log function, with its prefix */
+	if (strcmp(prov, "fabric") == 0) {
+		cr_assert_eq(rpma_log_set_function(capture_log), 0);
+		cr_assert_eq(rpma_mr_advise(d.sreg.mr, 0, 64, 0, 0), RPMA_E_NOSUPP);
+		cr_assert_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+		cr_assert(strstr(logged, "fabric: ") != NULL || strstr(logged, "advise") != NULL,
+			  "last message: %s", logged);
+	}
+	itest_dpair_close(&d);
+	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
 }
