@@ -7,7 +7,7 @@
 #               (default: $top_builddir, else .)
 #   -O DIR      results directory (default: ./bench-results-YYYYmmdd-HHMMSS)
 #   -r N        runs of each program (default 3)
-#   -s SIZES    sizes (default 8,64,4K,64K,1M on the host, 8,4K,64K in the guest)
+#   -s SIZES    sizes (default 8,64,4K,64K on the host, 8,4K,64K in the guest)
 #   -o OPS      operations (default all)
 #   -n N -N N   latency samples / bandwidth operations on the host (default 500 / 500)
 #   -g N -G N   the same in the guest (default 50 / 100; TCG is slow)
@@ -38,7 +38,7 @@ src=$(cd "$here/.." && pwd)
 build=${top_builddir:-.}
 out=
 runs=3
-sizes_host=8,64,4K,64K,1M
+sizes_host=8,64,4K,64K
 sizes_guest=8,4K,64K
 ops=all
 n_host=500 N_host=500
