@@ -70,7 +70,7 @@ PROVIDER_TEST(errors, peer_killed)
 	if (pid == 0) {
 		/* the server: listen, accept one connection, tell the parent, wait to die */
 		struct rpma_peer *speer = itest_peer();
-		char port[8];
+		char port[8] = {0};
 		struct rpma_ep *ep = itest_listen(speer, port);
 		struct itest_region r;
 		itest_region_new(&r, speer, 65536, ITEST_ALL_USAGE);
