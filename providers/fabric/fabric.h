@@ -114,6 +114,7 @@ struct fab_peer {
 	bool has_fence;	    /* FI_FENCE offered */
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
 	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
+	bool imm_emulated;  /* write-with-imm = write + tagged zero-length send (see below) */
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
 	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
 	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
@@ -182,6 +183,30 @@ struct fab_cq {
 	int nfeeders, feeders_cap;
 };
 
+/*
+ * Write with immediate data where remote CQ data consumes no receive (tcp,
+ * sockets): the write (if any) is followed by a zero-length send whose 8
+ * bytes of CQ data carry the immediate value in the low half and
+ * FAB_IMM_TAG | min(len, FAB_IMM_LEN_MAX) in the high half.  The send takes
+ * the oldest receive posted at the target (of the connection or of its SRQ),
+ * after the data (FI_ORDER_SAW), which the target reports as
+ * IBV_WC_RECV_RDMA_WITH_IMM with that receive's op_context, as verbs does.
+ * On such transports every send carries CQ data, so that the value alone
+ * tells what arrived (sockets drops FI_REMOTE_CQ_DATA from the flags of a
+ * message that waited for its receive, and leaves stale data in a message
+ * sent without any): FAB_IMM_SEND_TAG | 0 in the high half for a send with
+ * immediate data, 0 for one without.
+ */
+#define FAB_IMM_TAG	 0x80000000U
+#define FAB_IMM_SEND_TAG 0x40000000U
+#define FAB_IMM_LEN_MAX	 0x3fffffffU
+
+/* the initiator's record of one emulated write with immediate data */
+struct fab_imm_slot {
+	const void *op_context;
+	bool err_seen; /* an error completion was reported for it */
+};
+
 /* connection states */
 enum fab_conn_state {
 	FAB_CONN_NEW,
@@ -219,6 +244,9 @@ struct fab_conn {
 	size_t scratch_next;
 	struct fid_mr *scratch_mr;
 	void *scratch_desc;
+	/* emulated write with immediate data: the contexts of the operations in flight */
+	struct fab_imm_slot *imm_slots;
+	uint32_t nimm_slots, imm_next;
 	/* SRQ emulation: the bounce buffers this connection posts */
 	struct fab_bounce *bounces;
 	size_t nbounces;
@@ -340,6 +368,8 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
 void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
 enum ibv_wc_status fab_wc_status(int err);
+bool fab_wc_rx_kind(const struct fab_peer *p, struct ibv_wc *wc, uint64_t flags, uint64_t data,
+		    size_t len);
 void fab_drain_tx(struct fab_source *src);
 void fab_drain_rx(struct fab_source *src);
 int fab_cq_get_fd(const struct rpma_cq *cq, int *fd);

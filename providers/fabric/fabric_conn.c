@@ -251,6 +251,9 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	c->bounce_mem = NULL;
 	free(c->bounces);
 	c->bounces = NULL;
+	free(c->imm_slots);
+	c->imm_slots = NULL;
+	c->nimm_slots = 0;
 	if (c->rcq)
 		fab_cq_fini(c->rcq);
 	if (c->cq)
@@ -310,7 +313,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	size_t max_tx = info->tx_attr->size, max_rx = info->rx_attr->size;
 	info->tx_attr->op_flags = 0;
 	info->rx_attr->op_flags = 0;
-	info->tx_attr->size = fab_min((size_t)setup->sq_size + 2, max_tx);
+	/* an emulated write with immediate data takes two entries (a write and a send) */
+	size_t tx_want = (size_t)setup->sq_size * (p->imm_emulated ? 2 : 1) + 2;
+	info->tx_attr->size = fab_min(tx_want, max_tx);
 	info->rx_attr->size = fab_min(c->srq ? 16 : (size_t)setup->rq_size + 1, max_rx);
 	ret = fi_endpoint(p->domain, info, &c->ep, NULL);
 	c->ep_was_made = ret == 0;
@@ -362,6 +367,18 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 			   &c->scratch_mr, &c->scratch_desc, &key);
 	if (ret)
 		goto err;
+
+	if (p->imm_emulated) {
+		/* more records than the TX queue holds operations: a record is reused
+		 * only after its operations left the queue */
+		c->nimm_slots = (uint32_t)(2 * info->tx_attr->size + 2);
+		c->imm_slots = calloc(c->nimm_slots, sizeof(*c->imm_slots));
+		if (c->imm_slots == NULL) {
+			FAB_LOG_ERROR("out of memory");
+			ret = RPMA_E_NOMEM;
+			goto err;
+		}
+	}
 
 	fab_source_init(&c->tx_src, &c->txcq->fid, fab_drain_tx, c);
 	fab_source_init(&c->rx_src, &c->rxcq->fid, fab_drain_rx, c);

@@ -198,25 +198,59 @@ enum ibv_wc_status fab_wc_status(int err)
 	}
 }
 
-/* fab_wc_fill -- a successful completion as verbs reports it */
+/*
+ * fab_wc_rx_kind -- opcode, length and immediate data of a successful
+ * receive-side completion; true when it reports a write with immediate data
+ * (whose bytes went to the written region, not to the receive buffer)
+ */
+bool fab_wc_rx_kind(const struct fab_peer *p, struct ibv_wc *wc, uint64_t flags, uint64_t data,
+		    size_t len)
+{
+	wc->opcode = IBV_WC_RECV;
+	wc->byte_len = (uint32_t)len;
+	if ((flags & FI_REMOTE_CQ_DATA) &&
+	    ((flags & FI_REMOTE_WRITE) || ((flags & FI_RMA) && !(flags & FI_MSG)))) {
+		/* a native write with remote CQ data (under FI_RX_CQ_DATA it took a receive) */
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = htonl((uint32_t)data);
+		return true;
+	}
+	if (!p->imm_emulated) {
+		if (flags & FI_REMOTE_CQ_DATA) {
+			wc->wc_flags |= IBV_WC_WITH_IMM;
+			wc->imm_data = htonl((uint32_t)data);
+		}
+		return false;
+	}
+	/* every message of our peer carries tagged CQ data (fabric.h) */
+	uint32_t high = (uint32_t)(data >> 32);
+	if (high & FAB_IMM_TAG) {
+		/* the notification of an emulated write with immediate data */
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		wc->byte_len = high & FAB_IMM_LEN_MAX;
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = htonl((uint32_t)data);
+		return true;
+	}
+	if (high & FAB_IMM_SEND_TAG) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = htonl((uint32_t)data);
+	}
+	return false;
+}
+
+/* fab_wc_fill -- a successful completion as verbs reports it (p: the receiving peer, or NULL) */
 static void fab_wc_fill(struct ibv_wc *wc, const struct fi_cq_data_entry *e, uint32_t qp_num,
-			bool rx)
+			const struct fab_peer *p)
 {
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = (uint64_t)(uintptr_t)e->op_context;
 	wc->status = IBV_WC_SUCCESS;
 	wc->qp_num = qp_num;
 	wc->byte_len = (uint32_t)e->len;
-	if (rx) {
-		if ((e->flags & FI_REMOTE_CQ_DATA) && (e->flags & (FI_REMOTE_WRITE | FI_RMA)) &&
-		    !(e->flags & FI_MSG))
-			wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-		else
-			wc->opcode = IBV_WC_RECV;
-		if (e->flags & FI_REMOTE_CQ_DATA) {
-			wc->wc_flags |= IBV_WC_WITH_IMM;
-			wc->imm_data = htonl((uint32_t)e->data);
-		}
+	if (p) {
+		(void)fab_wc_rx_kind(p, wc, e->flags, e->data, e->len);
 	} else if (e->flags & FI_READ) {
 		wc->opcode = IBV_WC_RDMA_READ;
 	} else if (e->flags & FI_SEND) {
@@ -270,6 +304,18 @@ static struct fab_bounce *fab_is_bounce(struct fab_conn *c, void *ctx)
 	return (struct fab_bounce *)ctx;
 }
 
+/* fab_imm_slot_of -- the emulated write with immediate data ctx stands for, or NULL */
+static struct fab_imm_slot *fab_imm_slot_of(struct fab_conn *c, void *ctx)
+{
+	if (c->imm_slots == NULL)
+		return NULL;
+	uintptr_t p = (uintptr_t)ctx, lo = (uintptr_t)c->imm_slots;
+	uintptr_t hi = lo + c->nimm_slots * sizeof(struct fab_imm_slot);
+	if (p < lo || p >= hi)
+		return NULL;
+	return (struct fab_imm_slot *)ctx;
+}
+
 /* fab_drain_tx -- move every completion of a connection's TX CQ to its main CQ */
 void fab_drain_tx(struct fab_source *src)
 {
@@ -280,7 +326,14 @@ void fab_drain_tx(struct fab_source *src)
 		ssize_t n = fi_cq_read(c->txcq, e, FAB_CQ_BATCH);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
-				fab_wc_fill(&wc, &e[i], c->qp_num, false);
+				struct fab_imm_slot *s = fab_imm_slot_of(c, e[i].op_context);
+				fab_wc_fill(&wc, &e[i], c->qp_num, NULL);
+				if (s) {
+					/* the notification send completes the write */
+					wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
+					wc.opcode = IBV_WC_RDMA_WRITE;
+					wc.byte_len = 0;
+				}
 				fab_cq_push(c->cq, &wc);
 			}
 			continue;
@@ -292,7 +345,17 @@ void fab_drain_tx(struct fab_source *src)
 			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
 			fab_wc_error(&wc, &err, c->qp_num, false);
-			fab_cq_push(c->cq, &wc);
+			struct fab_imm_slot *s = fab_imm_slot_of(c, err.op_context);
+			bool report = true;
+			if (s) {
+				/* one error per write with immediate data, as on verbs */
+				wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
+				wc.opcode = IBV_WC_RDMA_WRITE;
+				report = !s->err_seen;
+				s->err_seen = true;
+			}
+			if (report)
+				fab_cq_push(c->cq, &wc);
 			fab_conn_mark_broken(c, err.err);
 			continue;
 		}
@@ -322,7 +385,7 @@ void fab_drain_rx(struct fab_source *src)
 					fab_srq_arrived(c, b);
 					continue;
 				}
-				fab_wc_fill(&wc, &e[i], c->qp_num, true);
+				fab_wc_fill(&wc, &e[i], c->qp_num, c->peer);
 				fab_cq_push(c->recv_target, &wc);
 			}
 			continue;

@@ -126,6 +126,41 @@ static int fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t radd
 }
 
 /*
+ * fab_write_imm_emulated -- a write with immediate data as a write followed
+ * by a zero-length send that carries the value and takes a receive at the
+ * target (fabric.h); both carry a record naming the user's op_context, and
+ * the send's completion (delivered: a receive took it) completes the pair
+ */
+static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t rkey,
+				  const struct rpma_mr_local *src, size_t src_offset, size_t len,
+				  int flags, uint32_t imm, const void *op_context)
+{
+	struct fab_peer *p = c->peer;
+	struct fab_imm_slot *s = &c->imm_slots[c->imm_next];
+	c->imm_next = (c->imm_next + 1) % c->nimm_slots;
+	s->op_context = op_context;
+	s->err_seen = false;
+	if (len) {
+		int ret = fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr,
+				       rkey, len, fab_write_level(p), 0, s);
+		if (ret)
+			return ret;
+	}
+	uint64_t high = FAB_IMM_TAG | (len < FAB_IMM_LEN_MAX ? (uint32_t)len : FAB_IMM_LEN_MAX);
+	struct fi_msg msg = {
+		.msg_iov = NULL,
+		.desc = NULL,
+		.iov_count = 0,
+		.context = s,
+		.data = (high << 32) | imm,
+	};
+	uint64_t ff = fab_comp(flags) | FI_REMOTE_CQ_DATA;
+	if (p->has_delivery)
+		ff |= FI_DELIVERY_COMPLETE;
+	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)");
+}
+
+/*
  * fab_write -- rpma_write() and rpma_write_with_imm(); writes carry
  * FI_COMMIT_COMPLETE where the provider has it (so a later flush read finds
  * them persistent), else FI_DELIVERY_COMPLETE (so a refused write fails
@@ -136,6 +171,9 @@ int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 	      bool with_imm, uint32_t imm, const void *op_context)
 {
 	struct fab_conn *c = fab_conn(conn);
+	if (with_imm && c->peer->imm_emulated)
+		return fab_write_imm_emulated(c, raddr, rkey, src, src_offset, len, flags, imm,
+					      op_context);
 	if (len == 0 && !with_imm) {
 		/* nothing to carry; keep the completion semantics */
 		fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
@@ -235,6 +273,11 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 		.data = imm,
 	};
 	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
+	if (c->peer->imm_emulated) {
+		/* tagged CQ data on every message (fabric.h) */
+		msg.data = with_imm ? ((uint64_t)FAB_IMM_SEND_TAG << 32) | imm : 0;
+		ff |= FI_REMOTE_CQ_DATA;
+	}
 	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg()");
 }
 

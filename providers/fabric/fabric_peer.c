@@ -498,6 +498,9 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->va_addressing = (mm == FI_MR_BASIC) || (mm & FI_MR_VIRT_ADDR);
 	p->prov_keys = (mm == FI_MR_BASIC) || (mm & FI_MR_PROV_KEY);
 	p->rx_cq_data = (p->info->mode & FI_RX_CQ_DATA) != 0;
+	/* remote CQ data that takes no receive: carry the value in a send (fabric.h) */
+	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
+			  (p->info->tx_attr->msg_order & FI_ORDER_SAW);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
 	p->inject_size = p->info->tx_attr->inject_size;
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
@@ -559,14 +562,19 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	*caps = 0;
 	if (p->has_atomic)
 		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
-	if (p->rx_cq_data)
+	if (p->rx_cq_data || p->imm_emulated)
 		*caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
 	FAB_LOG_INFO("peer on %s/%s/%s: mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
-		     "persistent flush %s",
+		     "persistent flush %s, write with immediate data %s",
 		     d->prov_name, d->fabric_name, d->domain_name, (unsigned long)mm,
 		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
 		     p->has_atomic ? "native" : "emulated",
-		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported");
+		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported",
+		     p->rx_cq_data     ? "native (takes a receive)"
+		     : p->imm_emulated ? "write + send (takes a receive)"
+				       : "native (takes no receive)");
+	if (!p->rx_cq_data && !p->imm_emulated)
+		FAB_LOG_NOTICE("a write with immediate data takes no receive on this transport");
 	if (!p->has_atomic && !p->in_order && !p->has_fence)
 		FAB_LOG_NOTICE("atomic write is not ordered after flushes on this transport");
 	return 0;

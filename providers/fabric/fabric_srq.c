@@ -88,18 +88,18 @@ static void fab_srq_deliver(struct fab_bounce *b, const struct fab_srq_buf *u)
 	if (b->err) {
 		wc.status = fab_wc_status(b->err);
 		wc.vendor_err = (uint32_t)b->prov_errno;
-	} else if (b->len > u->len) {
-		wc.status = IBV_WC_LOC_LEN_ERR;
 	} else {
 		wc.status = IBV_WC_SUCCESS;
-		if (b->len)
-			memcpy(u->ptr, b->buf, b->len);
-		wc.byte_len = (uint32_t)b->len;
-		if ((b->flags & FI_REMOTE_CQ_DATA) && (b->flags & FI_REMOTE_WRITE))
-			wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-		if (b->flags & FI_REMOTE_CQ_DATA) {
-			wc.wc_flags = IBV_WC_WITH_IMM;
-			wc.imm_data = htonl((uint32_t)b->data);
+		if (!fab_wc_rx_kind(c->peer, &wc, b->flags, b->data, b->len)) {
+			/* a message: its bytes move from the bounce buffer to the user's */
+			if (b->len > u->len) {
+				wc.status = IBV_WC_LOC_LEN_ERR;
+				wc.byte_len = 0;
+				wc.wc_flags = 0;
+				wc.imm_data = 0;
+			} else if (b->len) {
+				memcpy(u->ptr, b->buf, b->len);
+			}
 		}
 	}
 	fab_cq_push(c->recv_target, &wc);
