@@ -11,8 +11,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-int
-main(int argc, char *argv[])
+int main(int argc, char *argv[])
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
@@ -43,7 +42,7 @@ main(int argc, char *argv[])
 			perror("ibv_query_port");
 		} else {
 			printf("devcheck: %s port 1 state %s\n", name,
-				ibv_port_state_str(attr.state));
+			       ibv_port_state_str(attr.state));
 			if (attr.state == IBV_PORT_ACTIVE)
 				ret = 0;
 		}
