@@ -25,6 +25,9 @@ const char *itest_provider_name(int index)
 	return itest_names[index];
 }
 
+/* the provider itest_begin() selected for the running scenario */
+static const char *itest_current;
+
 /*
  * itest_begin -- run only the provider the environment asks for:
  * RPMA_PROVIDER if set, else "fabric" (verbs needs an RDMA device, which the
@@ -38,9 +41,16 @@ void itest_begin(const char *prov)
 	if (strcmp(want, prov) != 0)
 		cr_skip_test("provider %s not selected (RPMA_PROVIDER=%s)", prov, want);
 	cr_assert_eq(setenv("RPMA_PROVIDER", prov, 1), 0);
+	itest_current = prov;
 	/* keep stderr for real problems; errors the scenarios provoke are expected */
 	if (getenv("RPMA_LOG_LEVEL") == NULL)
 		rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED);
+}
+
+/* itest_current_provider -- the provider of the running scenario */
+const char *itest_current_provider(void)
+{
+	return itest_current ? itest_current : "fabric";
 }
 
 /* itest_ip -- the testing address */
@@ -69,6 +79,38 @@ bool itest_persistent_flush_expected(const char *prov)
 		return true;
 	const char *fp = itest_libfabric_prov();
 	return *fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0;
+}
+
+/* itest_over_rdma_cm -- the verbs provider, or libfabric's verbs provider under fabric */
+bool itest_over_rdma_cm(const char *prov)
+{
+	return strcmp(prov, "verbs") == 0 || strcmp(itest_libfabric_prov(), "verbs") == 0;
+}
+
+/* itest_check_pdata -- the private data that arrived is what was sent */
+void itest_check_pdata(const char *prov, const struct rpma_conn_private_data *got, const void *sent,
+		       size_t len)
+{
+	if (!itest_over_rdma_cm(prov)) {
+		cr_assert_eq(got->len, len, "%u bytes of private data arrived, %zu were sent",
+			     (unsigned)got->len, len);
+		if (len == 0)
+			cr_assert_null(got->ptr);
+		else
+			cr_assert_eq(memcmp(got->ptr, sent, len), 0, "the private data differs");
+		return;
+	}
+	/* rdma_cm hands over the whole private-data field of the CM message */
+	cr_assert_geq(got->len, len, "%u bytes of private data arrived, %zu were sent",
+		      (unsigned)got->len, len);
+	if (got->len == 0)
+		return;
+	cr_assert_not_null(got->ptr);
+	if (len)
+		cr_assert_eq(memcmp(got->ptr, sent, len), 0, "the private data differs");
+	const unsigned char *pad = got->ptr;
+	for (size_t i = len; i < got->len; i++)
+		cr_assert_eq(pad[i], 0, "byte %zu of the padding is 0x%02x, not 0", i, pad[i]);
 }
 
 /* itest_peer -- a peer on the testing address */
@@ -216,17 +258,38 @@ void itest_pair_open(struct itest_pair *p, const struct rpma_conn_cfg *scfg,
 	cr_assert_eq(itest_next_event(p->sconn), RPMA_CONN_ESTABLISHED);
 }
 
+/* itest_close_pair -- orderly shutdown started by first, then delete both */
+void itest_close_pair(struct rpma_conn **first, struct rpma_conn **second)
+{
+	enum rpma_conn_event ev;
+	cr_assert_eq(rpma_conn_disconnect(*first), 0);
+	if (!itest_over_rdma_cm(itest_current_provider())) {
+		/* tcp, sockets: the local CLOSED does not wait for the other side */
+		ev = itest_next_event(*first);
+		cr_assert_eq(ev, RPMA_CONN_CLOSED, "the side that disconnected got %s",
+			     rpma_utils_conn_event_2str(ev));
+		ev = itest_next_event(*second);
+		cr_assert_eq(ev, RPMA_CONN_CLOSED, "the other side got %s",
+			     rpma_utils_conn_event_2str(ev));
+		cr_assert_eq(rpma_conn_disconnect(*second), 0);
+		goto delete;
+	}
+	ev = itest_next_event(*second);
+	cr_assert_eq(ev, RPMA_CONN_CLOSED, "the other side got %s", rpma_utils_conn_event_2str(ev));
+	cr_assert_eq(rpma_conn_disconnect(*second), 0);
+	ev = itest_next_event(*first);
+	cr_assert_eq(ev, RPMA_CONN_CLOSED, "the side that disconnected got %s",
+		     rpma_utils_conn_event_2str(ev));
+	delete : cr_assert_eq(rpma_conn_delete(first), 0);
+	cr_assert_eq(rpma_conn_delete(second), 0);
+	cr_assert_null(*first);
+	cr_assert_null(*second);
+}
+
 /* itest_conn_close -- orderly shutdown from the client side, then delete both */
 void itest_conn_close(struct rpma_conn **cconn, struct rpma_conn **sconn)
 {
-	cr_assert_eq(rpma_conn_disconnect(*cconn), 0);
-	cr_assert_eq(itest_next_event(*cconn), RPMA_CONN_CLOSED);
-	cr_assert_eq(itest_next_event(*sconn), RPMA_CONN_CLOSED);
-	cr_assert_eq(rpma_conn_disconnect(*sconn), 0);
-	cr_assert_eq(rpma_conn_delete(cconn), 0);
-	cr_assert_eq(rpma_conn_delete(sconn), 0);
-	cr_assert_null(*cconn);
-	cr_assert_null(*sconn);
+	itest_close_pair(cconn, sconn);
 }
 
 /* itest_pair_close -- close everything itest_pair_open made */

@@ -42,14 +42,42 @@ const char *itest_provider_name(int index);
 	}                                                          \
 	static void suite##_##name##_body(const char *prov)
 
+/*
+ * VERBS_TEST -- a scenario of the verbs provider alone: skipped (reported as
+ * skipped, never as passed) unless RPMA_PROVIDER=verbs
+ */
+#define VERBS_TEST(suite, name)                  \
+	static void suite##_##name##_body(void); \
+	Test(suite, name, .timeout = 60.)        \
+	{                                        \
+		itest_begin("verbs");            \
+		suite##_##name##_body();         \
+	}                                        \
+	static void suite##_##name##_body(void)
+
 /* itest_begin -- select the provider or skip the scenario */
 void itest_begin(const char *prov);
+/* itest_current_provider -- the provider itest_begin() selected */
+const char *itest_current_provider(void);
 /* itest_ip -- the address tests listen on and connect to (RPMA_TESTING_IP, default 127.0.0.1) */
 const char *itest_ip(void);
 /* itest_libfabric_prov -- the libfabric provider FI_PROVIDER asks for ("" when unset) */
 const char *itest_libfabric_prov(void);
 /* itest_persistent_flush_expected -- does the transport make writes durable on flush? */
 bool itest_persistent_flush_expected(const char *prov);
+/*
+ * itest_over_rdma_cm -- does the connection run through rdma_cm (the verbs
+ * provider, or the fabric provider over libfabric's verbs provider)?  Then
+ * private data arrives padded with zeros to what the transport carries.
+ */
+bool itest_over_rdma_cm(const char *prov);
+/*
+ * itest_check_pdata -- got is the private data sent (len bytes at sent; NULL
+ * and 0 for none): exactly so, or over rdma_cm the same bytes followed by
+ * zeros only
+ */
+void itest_check_pdata(const char *prov, const struct rpma_conn_private_data *got, const void *sent,
+		       size_t len);
 
 /* itest_peer -- a peer on the testing address */
 struct rpma_peer *itest_peer(void);
@@ -88,6 +116,13 @@ void itest_pair_open(struct itest_pair *p, const struct rpma_conn_cfg *scfg,
 		     const struct rpma_conn_cfg *ccfg, const struct rpma_conn_private_data *cpd,
 		     const struct rpma_conn_private_data *spd, itest_req_fn *before_accept,
 		     void *arg);
+/*
+ * itest_close_pair -- an orderly close started by `first`: it disconnects,
+ * the other side takes CLOSED and answers with its own disconnect, then the
+ * first one takes CLOSED (on RoCE the side that disconnects first sees
+ * CLOSED only once the other side answered); both are deleted
+ */
+void itest_close_pair(struct rpma_conn **first, struct rpma_conn **second);
 /* itest_conn_close -- disconnect one connection from the client side and delete both */
 void itest_conn_close(struct rpma_conn **cconn, struct rpma_conn **sconn);
 /* itest_pair_close -- close the connection, the endpoint and both peers */
