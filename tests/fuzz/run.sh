@@ -83,7 +83,7 @@ for t in $targets; do
 
 	# 2. fuzz from them into a scratch corpus
 	mkdir -p "$work/$t"
-	start=$(ls "$seeds" | wc -l)
+	start=$(find "$seeds" -type f | wc -l)
 	"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$fuzzdir/artifacts/$t-" \
 		"$work/$t" "${dirs[@]}" >> "$log" 2>&1
@@ -91,8 +91,8 @@ for t in $targets; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
 	cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1)
-	corpus=$(ls "$work/$t" | wc -l)
-	artifacts=$(ls "$fuzzdir/artifacts" 2>/dev/null | grep -c "^$t-" || true)
+	corpus=$(find "$work/$t" -type f | wc -l)
+	artifacts=$(find "$fuzzdir/artifacts" -name "$t-*" | wc -l)
 	if [ $rc -ne 0 ]; then
 		failed=1
 		echo "FAIL: fuzz_$t exited with $rc after ${execs:-?} executions (see $log):"

@@ -14,14 +14,14 @@ dir=${1:-$(cd "$(dirname "$0")" && pwd)/corpus}
 # b HEX... -- raw bytes
 b() {
 	local x
-	for x in "$@"; do printf "\\x$x"; done
+	for x in "$@"; do printf '%b' "\\x$x"; done
 }
 
 # le N VALUE -- VALUE as N little-endian bytes (VALUE may be hex, 0x...)
 le() {
 	local n=$1 v=$2 i
 	for ((i = 0; i < n; i++)); do
-		printf "\\x$(printf %02x $(((v >> (8 * i)) & 0xff)))"
+		printf '%b' "\\x$(printf %02x $(((v >> (8 * i)) & 0xff)))"
 	done
 }
 
