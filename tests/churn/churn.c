@@ -557,8 +557,8 @@ int main(int argc, char *argv[])
 		role = "client";
 		close(pipefd[1]);
 		int rc = run_client(addr, port, cycles, warmup, pipefd[0], timeout);
-		fflush(stdout);
-		_exit(rc ? 1 : 0);
+		/* exit(), not _exit(): LeakSanitizer checks the client at exit too */
+		exit(rc ? 1 : 0);
 	}
 
 	role = "server";
