@@ -70,6 +70,9 @@ seed() { # seed TARGET NAME -- write stdin to the corpus
   b 00; size16 512; size0 8; size0 0; b 03; le 4 0; b 00 # start address overflows
   b 00; size0 16; size0 8; size0 0; b 03; le 4 0; b 80 # provider failure injected
 } | seed mr_desc address-overflow
+{ b 00 15; mrd 0xfffffffffffff800 4096 0x77 0xff
+  b 00; size0 0; size16 4096; size0 0; b 03; le 4 0; b 00 # in bounds, but the end wraps past 2^64
+} | seed mr_desc address-end-wraps
 { b 00 15; mrd 0x4000 0 0x99 0x10
   b 07; size0 0; size0 0; b 01; b 01; b 00 # empty region: zero-byte APM read
 } | seed mr_desc empty-region-flush
