@@ -110,12 +110,42 @@ our_pdata(struct fuzz_in *in, struct rpma_conn_private_data *pd, uint8_t **buf, 
 	return pd;
 }
 
-/* LLVMFuzzerInitialize -- peers for all inputs */
+/*
+ * sweep -- every length 0..255 once, whatever the fuzzer picks: with an
+ * incoming request (accepted, and rejected) and with ESTABLISHED on an
+ * outgoing connection
+ */
+static void sweep(void)
+{
+	uint8_t in[300];
+	for (int len = 0; len <= 255; len++) {
+		for (int variant = 0; variant < 3; variant++) {
+			size_t n = 0;
+			/* incoming and accepted / incoming and rejected / outgoing */
+			in[n++] = variant == 0 ? 0x10 : (variant == 1 ? 0x70 : 0x00);
+			in[n++] = variant == 2 ? 0 : (uint8_t)len;
+			for (int i = 0; variant != 2 && i < len; i++)
+				in[n++] = (uint8_t)(i * 7 + len);
+			in[n++] = 0x01; /* no private data of ours */
+			in[n++] = 0x00;
+			if (variant == 2) {
+				in[n++] = 0x00; /* ESTABLISHED with len bytes */
+				in[n++] = (uint8_t)len;
+				for (int i = 0; i < len; i++)
+					in[n++] = (uint8_t)(i * 13 + len);
+			}
+			LLVMFuzzerTestOneInput(in, n);
+		}
+	}
+}
+
+/* LLVMFuzzerInitialize -- peers for all inputs, and the sweep of all lengths */
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	fuzz_init();
+	sweep();
 	return 0;
 }
 
