@@ -36,7 +36,7 @@ fi
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
-	RPMA_GUEST=0 make -j"$jobs" distcheck >distcheck.log 2>&1
+	RPMA_GUEST=0 FUZZ_SECONDS=5 RPMA_CHURN_CYCLES=2000 make -j"$jobs" distcheck >distcheck.log 2>&1
 	dist_rc=$?
 	if [ "$dist_rc" -ne 0 ]; then
 		tail -40 distcheck.log
