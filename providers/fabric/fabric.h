@@ -85,8 +85,30 @@ struct fab_source {
 	_Atomic uint64_t deadline_ns;
 	fab_expire_fn *expire;
 	bool registered;
+	struct fab_peer *peer; /* set while registered */
+	/*
+	 * Parking: while the user busy-polls the CQ this source feeds (each
+	 * empty rpma_cq_get_wc() drains it, bumping user_drains), the progress
+	 * thread leaves its wait fd alone, so completions do not wake the
+	 * thread per operation; it still drains the source every FAB_PARK_MS.
+	 * Only sources of CQs whose fd was never handed out park (a user
+	 * sleeping on that fd must be woken by the thread); rpma_cq_wait() and
+	 * rpma_conn_wait() set unpark and kick the thread before they sleep.
+	 */
+	_Atomic uint32_t user_drains;
+	uint32_t seen_drains;  /* the thread's last look at user_drains */
+	_Atomic bool parkable; /* feeds a CQ whose fd was never handed out */
+	_Atomic bool parked;   /* the thread does not wait on the fd */
+	_Atomic bool unpark;   /* a user is about to sleep: wait on the fd again */
 	struct fab_source *next;
 };
+
+/*
+ * how often the progress thread drains a parked source: after FAB_PARK_MS at
+ * first, twice as long each round it stays parked, up to FAB_PARK_MAX_MS
+ */
+#define FAB_PARK_MS	1
+#define FAB_PARK_MAX_MS 8
 
 /* ----- the progress engine of a peer */
 struct fab_progress {
@@ -96,6 +118,7 @@ struct fab_progress {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct fab_source *sources;
+	int park_ms;	   /* the thread's current wait while sources are parked */
 	uint64_t gen;	   /* bumped on every change of the source list */
 	uint64_t seen_gen; /* the last generation the thread has taken up */
 	bool stop;
@@ -151,6 +174,20 @@ struct fab_ep {
 	struct fab_evq reqs; /* connection requests */
 };
 
+/*
+ * Completion levels of writes.  Where we choose the keys (tcp, sockets), a
+ * region registered with RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT gets a key with
+ * FAB_KEY_PMEM set, so the initiator knows from the key alone which writes a
+ * persistent flush may cover: those carry FI_COMMIT_COMPLETE (the target
+ * writes them back to persistence before it processes what follows, e.g. the
+ * flush read).  Every other write carries FI_DELIVERY_COMPLETE, signaled or
+ * not: on tcp a refused write otherwise completes successfully, and when no
+ * read follows it nothing would ever report it (the target just closes the
+ * connection, which the initiator cannot tell from an orderly disconnect).
+ * The other key bits stay below 2^31, so keys keep the 21-byte descriptor.
+ */
+#define FAB_KEY_PMEM 0x80000000U
+
 /* ----- memory region */
 struct fab_mr {
 	struct fid_mr *mr;
@@ -176,6 +213,7 @@ struct fab_cq {
 	bool armed;
 	bool is_rcq;
 	bool initialized;
+	_Atomic bool fd_exported; /* the user got the fd (rpma_cq_get_fd, compl fd) */
 	struct fab_chan *chan;
 	/* the libfabric CQs that feed this one, drained directly by a polling user */
 	pthread_mutex_t feed_lock;
@@ -350,8 +388,8 @@ void fab_source_fini(struct fab_source *src);
 void fab_progress_kick(struct fab_peer *peer);
 void fab_source_drain(struct fab_source *src);
 uint32_t fab_peer_new_key(struct fab_peer *peer);
-int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, struct fid_mr **mr,
-		 void **desc, uint64_t *key);
+int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, bool pmem,
+		 struct fid_mr **mr, void **desc, uint64_t *key);
 
 int fab_evq_init(struct fab_evq *q);
 void fab_evq_fini(struct fab_evq *q);
@@ -376,6 +414,8 @@ int fab_cq_get_fd(const struct rpma_cq *cq, int *fd);
 int fab_cq_wait(struct rpma_cq *cq);
 int fab_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc);
 int fab_chan_wait(struct fab_chan *chan, struct fab_cq **cq);
+void fab_cq_unpark(struct fab_cq *cq);
+void fab_cq_export_fd(struct fab_cq *cq);
 
 /* ----- fabric_mr.c */
 int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,

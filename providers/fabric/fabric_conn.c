@@ -364,7 +364,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	}
 	uint64_t key;
 	ret = fab_peer_reg(p, c->scratch, c->scratch_slots * sizeof(uint64_t), FI_READ | FI_WRITE,
-			   &c->scratch_mr, &c->scratch_desc, &key);
+			   false, &c->scratch_mr, &c->scratch_desc, &key);
 	if (ret)
 		goto err;
 
@@ -554,7 +554,11 @@ int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
 /* fab_conn_get_compl_fd -- the shared completion channel's descriptor */
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
 {
-	*fd = fab_conn(conn)->shared_chan->efd;
+	struct fab_conn *c = fab_conn(conn);
+	fab_cq_export_fd(c->cq);
+	if (c->rcq)
+		fab_cq_export_fd(c->rcq);
+	*fd = c->shared_chan->efd;
 	return 0;
 }
 
@@ -563,6 +567,9 @@ int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq)
 {
 	struct fab_conn *c = fab_conn(conn);
 	struct fab_cq *fired = NULL;
+	fab_cq_unpark(c->cq);
+	if (c->rcq)
+		fab_cq_unpark(c->rcq);
 	int ret = fab_chan_wait(c->shared_chan, &fired);
 	if (ret)
 		return ret;

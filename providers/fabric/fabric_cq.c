@@ -109,6 +109,7 @@ int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 		cq->feeders_cap = ncap;
 	}
 	cq->feeders[cq->nfeeders++] = src;
+	atomic_store(&src->parkable, !atomic_load(&cq->fd_exported));
 	pthread_mutex_unlock(&cq->feed_lock);
 	return 0;
 }
@@ -422,10 +423,43 @@ void fab_drain_rx(struct fab_source *src)
 	}
 }
 
+/*
+ * fab_cq_unpark -- a user is about to sleep until the CQ fires: the progress
+ * thread must wait on the fds of its feeders again (fabric.h, parking)
+ */
+void fab_cq_unpark(struct fab_cq *cq)
+{
+	struct fab_peer *kick = NULL;
+	pthread_mutex_lock(&cq->feed_lock);
+	for (int i = 0; i < cq->nfeeders; i++) {
+		struct fab_source *src = cq->feeders[i];
+		atomic_store(&src->unpark, true);
+		if (atomic_load(&src->parked) && src->peer)
+			kick = src->peer;
+	}
+	pthread_mutex_unlock(&cq->feed_lock);
+	if (kick)
+		fab_progress_kick(kick);
+}
+
+/* fab_cq_export_fd -- the user may sleep on the CQ's fd from now on: never park its feeders */
+void fab_cq_export_fd(struct fab_cq *cq)
+{
+	if (atomic_exchange(&cq->fd_exported, true))
+		return;
+	pthread_mutex_lock(&cq->feed_lock);
+	for (int i = 0; i < cq->nfeeders; i++)
+		atomic_store(&cq->feeders[i]->parkable, false);
+	pthread_mutex_unlock(&cq->feed_lock);
+	fab_cq_unpark(cq);
+}
+
 /* fab_cq_get_fd -- the descriptor of the CQ's channel */
 int fab_cq_get_fd(const struct rpma_cq *cq, int *fd)
 {
-	*fd = fab_cq(cq)->chan->efd;
+	struct fab_cq *fcq = fab_cq(cq);
+	fab_cq_export_fd(fcq);
+	*fd = fcq->chan->efd;
 	return 0;
 }
 
@@ -477,6 +511,7 @@ int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
 int fab_cq_wait(struct rpma_cq *cq)
 {
 	struct fab_cq *fired;
+	fab_cq_unpark(fab_cq(cq));
 	return fab_chan_wait(fab_cq(cq)->chan, &fired);
 }
 
@@ -502,8 +537,11 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 	if (n > 0)
 		return n;
 	pthread_mutex_lock(&cq->feed_lock);
-	for (int i = 0; i < cq->nfeeders; i++)
-		fab_source_drain(cq->feeders[i]);
+	for (int i = 0; i < cq->nfeeders; i++) {
+		struct fab_source *src = cq->feeders[i];
+		atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_relaxed);
+		fab_source_drain(src);
+	}
 	pthread_mutex_unlock(&cq->feed_lock);
 	return fab_cq_take(cq, num_entries, wc);
 }

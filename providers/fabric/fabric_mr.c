@@ -35,7 +35,9 @@ int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size
 {
 	struct fab_peer *p = fab_peer(peer);
 	struct fab_mr *m = fab_mr(mr);
-	int ret = fab_peer_reg(p, ptr, size, fab_usage2access(usage), &m->mr, &m->desc, &m->key);
+	int ret = fab_peer_reg(p, ptr, size, fab_usage2access(usage),
+			       (usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) != 0, &m->mr, &m->desc,
+			       &m->key);
 	if (ret)
 		return ret;
 	*raddr = p->va_addressing ? (uint64_t)(uintptr_t)ptr : 0;

@@ -26,14 +26,23 @@ static inline uint64_t fab_comp(int flags)
 	return (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? FI_COMPLETION : 0;
 }
 
-/* the completion level of writes: the target must have taken the data */
-static inline uint64_t fab_write_level(const struct fab_peer *p)
+/* fab_write_level -- the completion level of a write to rkey (fabric.h, FAB_KEY_PMEM) */
+static inline uint64_t fab_write_level(const struct fab_peer *p, uint64_t rkey)
 {
-	if (p->has_commit)
+	if (p->has_commit && (p->prov_keys || (rkey & FAB_KEY_PMEM)))
 		return FI_COMMIT_COMPLETE;
-	if (p->has_delivery)
-		return FI_DELIVERY_COMPLETE;
-	return 0;
+	return p->has_delivery ? FI_DELIVERY_COMPLETE : 0;
+}
+
+/*
+ * fab_imm_write_level -- the level of the write of an emulated write with
+ * immediate data: the delivered send behind it confirms it (a refused write
+ * breaks the connection, so the send fails)
+ */
+static inline uint64_t fab_imm_write_level(const struct fab_peer *p, uint64_t rkey)
+{
+	uint64_t level = fab_write_level(p, rkey);
+	return level == FI_COMMIT_COMPLETE ? level : 0;
 }
 
 /*
@@ -142,7 +151,7 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	s->err_seen = false;
 	if (len) {
 		int ret = fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr,
-				       rkey, len, fab_write_level(p), 0, s);
+				       rkey, len, fab_imm_write_level(p, rkey), 0, s);
 		if (ret)
 			return ret;
 	}
@@ -160,12 +169,7 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)");
 }
 
-/*
- * fab_write -- rpma_write() and rpma_write_with_imm(); writes carry
- * FI_COMMIT_COMPLETE where the provider has it (so a later flush read finds
- * them persistent), else FI_DELIVERY_COMPLETE (so a refused write fails
- * instead of completing successfully)
- */
+/* fab_write -- rpma_write() and rpma_write_with_imm() (completion levels: fabric.h) */
 int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 	      bool with_imm, uint32_t imm, const void *op_context)
@@ -179,7 +183,7 @@ int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 		fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
 		return 0;
 	}
-	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer);
+	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer, rkey);
 	if (with_imm)
 		ff |= FI_REMOTE_CQ_DATA;
 	return fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr, rkey, len, ff,
@@ -211,7 +215,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	struct fab_conn *c = fab_conn(conn);
 	struct fab_peer *p = c->peer;
 	uint64_t *slot = fab_stage(c, src);
-	uint64_t ff = fab_comp(flags) | fab_write_level(p);
+	uint64_t ff = fab_comp(flags) | fab_write_level(p, rkey);
 	if (p->inject_size >= 8)
 		ff |= FI_INJECT;
 	if (p->has_fence && !p->in_order)

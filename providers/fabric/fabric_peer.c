@@ -180,6 +180,7 @@ void fab_source_add(struct fab_peer *peer, struct fab_source *src)
 	src->next = pr->sources;
 	pr->sources = src;
 	src->registered = true;
+	src->peer = peer;
 	pr->gen++;
 	pthread_mutex_unlock(&pr->lock);
 	fab_progress_kick(peer);
@@ -209,6 +210,28 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
 	while (pr->running && !pr->stop && pr->seen_gen < gen)
 		pthread_cond_wait(&pr->cond, &pr->lock);
 	pthread_mutex_unlock(&pr->lock);
+}
+
+/*
+ * fab_source_park -- decide (progress thread only) whether the thread leaves
+ * src's wait fd alone until its next round: the user drained src since the
+ * last round and nobody announced a sleep (fabric.h, parking)
+ */
+static bool fab_source_park(struct fab_source *src)
+{
+	bool park = false;
+	if (src->fd >= 0 && atomic_load(&src->parkable)) {
+		uint32_t u = atomic_load_explicit(&src->user_drains, memory_order_relaxed);
+		if (u != src->seen_drains) {
+			src->seen_drains = u;
+			/* parked first, then the check: a sleeper sees one or the other */
+			atomic_store(&src->parked, true);
+			park = !atomic_exchange(&src->unpark, false);
+		}
+	}
+	if (!park)
+		atomic_store(&src->parked, false);
+	return park;
 }
 
 /*
@@ -264,7 +287,7 @@ static void *fab_progress_thread(void *arg)
 		pthread_mutex_unlock(&pr->lock);
 
 		int timeout = 1000; /* a safety net; every change kicks the thread */
-		bool nofd = false;
+		bool nofd = false, parked = false;
 		uint64_t now = fab_now_ns();
 		for (size_t i = 0; i < n; i++) {
 			struct fab_source *s = snap[i];
@@ -283,13 +306,24 @@ static void *fab_progress_thread(void *arg)
 			}
 			if (s->fd < 0)
 				nofd = true;
+			if (fab_source_park(s))
+				parked = true;
 		}
 		if (nofd && timeout > 1)
 			timeout = 1;
+		if (parked) {
+			/* the user keeps polling: look less often */
+			if (timeout > pr->park_ms)
+				timeout = pr->park_ms;
+			if (pr->park_ms < FAB_PARK_MAX_MS)
+				pr->park_ms *= 2;
+		} else {
+			pr->park_ms = FAB_PARK_MS;
+		}
 
 		size_t nf = 0;
 		for (size_t i = 0; i < n; i++)
-			if (snap[i]->fd >= 0)
+			if (snap[i]->fd >= 0 && !atomic_load(&snap[i]->parked))
 				fids[nf++] = snap[i]->fid;
 		int ret = nf ? fi_trywait(p->fabric, fids, (int)nf) : 0;
 		if (ret == -FI_EAGAIN) {
@@ -313,7 +347,7 @@ static void *fab_progress_thread(void *arg)
 		pfds[m].events = POLLIN;
 		pfds[m++].revents = 0;
 		for (size_t i = 0; i < n; i++) {
-			if (snap[i]->fd < 0)
+			if (snap[i]->fd < 0 || atomic_load(&snap[i]->parked))
 				continue;
 			pfds[m].fd = snap[i]->fd;
 			pfds[m].events = POLLIN;
@@ -346,6 +380,7 @@ static int fab_progress_start(struct fab_peer *p)
 	pr->sources = NULL;
 	pr->gen = pr->seen_gen = 0;
 	pr->stop = false;
+	pr->park_ms = FAB_PARK_MS;
 	pr->running = true;
 	int ret = pthread_create(&pr->thread, NULL, fab_progress_thread, p);
 	if (ret) {
@@ -381,24 +416,37 @@ static void fab_progress_stop(struct fab_peer *p)
 
 /* ------------------------------------------------------------------ keys */
 
-/* fab_peer_new_key -- a requested key, unique in the domain, fitting in 32 bits */
+/* fab_peer_new_key -- a requested key, unique in the domain, fitting in 31 bits */
 uint32_t fab_peer_new_key(struct fab_peer *peer)
 {
 	uint32_t k;
 	do {
-		k = atomic_fetch_add(&peer->next_key, 1);
+		k = atomic_fetch_add(&peer->next_key, 1) & ~FAB_KEY_PMEM;
 	} while (k == 0);
 	return k;
 }
 
-/* fab_peer_reg -- register memory in the peer's domain, honouring the mr_mode */
-int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, struct fid_mr **mr,
-		 void **desc, uint64_t *key)
+/*
+ * fab_peer_reg -- register memory in the peer's domain, honouring the
+ * mr_mode; pmem: the region may be flushed to persistence, which our own
+ * keys tell the initiator by FAB_KEY_PMEM (fabric.h)
+ */
+int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, bool pmem,
+		 struct fid_mr **mr, void **desc, uint64_t *key)
 {
 	int ret = 0;
+	pmem = pmem && peer->has_commit; /* only then does the key bit matter */
+	uint64_t flags = pmem ? FI_RMA_PMEM : 0;
 	for (int attempt = 0; attempt < 8; attempt++) {
-		uint64_t req_key = peer->prov_keys ? 0 : fab_peer_new_key(peer);
-		ret = fi_mr_reg(peer->domain, ptr, size, access, 0, req_key, 0, mr, NULL);
+		uint64_t req_key = 0;
+		if (!peer->prov_keys)
+			req_key = fab_peer_new_key(peer) | (pmem ? FAB_KEY_PMEM : 0);
+		ret = fi_mr_reg(peer->domain, ptr, size, access, 0, req_key, flags, mr, NULL);
+		if (ret == -FI_EBADFLAGS && flags) {
+			flags = 0; /* the provider does not take the hint: commit works without it */
+			attempt--;
+			continue;
+		}
 		if (ret != -FI_ENOKEY)
 			break;
 	}

@@ -180,7 +180,7 @@ int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
 		return RPMA_E_NOMEM;
 	}
 	uint64_t key;
-	int ret = fab_peer_reg(c->peer, c->bounce_mem, n * size, FI_RECV, &c->bounce_mr,
+	int ret = fab_peer_reg(c->peer, c->bounce_mem, n * size, FI_RECV, false, &c->bounce_mr,
 			       &c->bounce_desc, &key);
 	if (ret) {
 		free(c->bounces);
