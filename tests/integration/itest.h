@@ -17,6 +17,12 @@
 #define ITEST_WAIT_MS 5000
 
 /*
+ * the time limit of one scenario: generous, for valgrind inside the QEMU
+ * guest (the program's --timeout lowers it: Criterion applies the smaller)
+ */
+#define ITEST_TIMEOUT_S 300.
+
+/*
  * the providers every scenario is parameterised over (as indexes: Criterion
  * copies parameters into re-executed workers, where pointers do not hold)
  */
@@ -28,31 +34,31 @@ const char *itest_provider_name(int index);
  * provider's name as `prov` and is skipped when the environment does not
  * allow that provider
  */
-#define PROVIDER_TEST(suite, name)                                 \
-	ParameterizedTestParameters(suite, name)                   \
-	{                                                          \
-		return itest_providers();                          \
-	}                                                          \
-	static void suite##_##name##_body(const char *prov);       \
-	ParameterizedTest(int *param, suite, name, .timeout = 60.) \
-	{                                                          \
-		const char *prov_ = itest_provider_name(*param);   \
-		itest_begin(prov_);                                \
-		suite##_##name##_body(prov_);                      \
-	}                                                          \
+#define PROVIDER_TEST(suite, name)                                             \
+	ParameterizedTestParameters(suite, name)                               \
+	{                                                                      \
+		return itest_providers();                                      \
+	}                                                                      \
+	static void suite##_##name##_body(const char *prov);                   \
+	ParameterizedTest(int *param, suite, name, .timeout = ITEST_TIMEOUT_S) \
+	{                                                                      \
+		const char *prov_ = itest_provider_name(*param);               \
+		itest_begin(prov_);                                            \
+		suite##_##name##_body(prov_);                                  \
+	}                                                                      \
 	static void suite##_##name##_body(const char *prov)
 
 /*
  * VERBS_TEST -- a scenario of the verbs provider alone: skipped (reported as
  * skipped, never as passed) unless RPMA_PROVIDER=verbs
  */
-#define VERBS_TEST(suite, name)                  \
-	static void suite##_##name##_body(void); \
-	Test(suite, name, .timeout = 60.)        \
-	{                                        \
-		itest_begin("verbs");            \
-		suite##_##name##_body();         \
-	}                                        \
+#define VERBS_TEST(suite, name)                       \
+	static void suite##_##name##_body(void);      \
+	Test(suite, name, .timeout = ITEST_TIMEOUT_S) \
+	{                                             \
+		itest_begin("verbs");                 \
+		suite##_##name##_body();              \
+	}                                             \
 	static void suite##_##name##_body(void)
 
 /* itest_begin -- select the provider or skip the scenario */

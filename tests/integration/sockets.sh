@@ -21,4 +21,4 @@ if ! fi_info -p sockets -t FI_EP_MSG >/dev/null 2>&1 && command -v fi_info >/dev
 fi
 # the program is in the build tree (make check exports top_builddir)
 bin="${top_builddir:-.}/tests/integration/test_integration"
-FI_PROVIDER=sockets exec "$bin" -j2 "$@"
+FI_PROVIDER=sockets exec "$bin" -j2 --timeout 60 "$@"
