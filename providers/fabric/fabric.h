@@ -141,6 +141,8 @@ struct fab_peer {
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
 	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
 	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
+	bool verbs;	    /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
+			       error completion means the queue pair is in the error state */
 	size_t inject_size;
 	_Atomic uint32_t next_key;
 	struct fab_progress prog;
@@ -406,6 +408,7 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
 void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
 enum ibv_wc_status fab_wc_status(int err);
+enum ibv_wc_status fab_wc_status_of(const struct fab_peer *p, int err, int prov_errno);
 bool fab_wc_rx_kind(const struct fab_peer *p, struct ibv_wc *wc, uint64_t flags, uint64_t data,
 		    size_t len);
 void fab_drain_tx(struct fab_source *src);

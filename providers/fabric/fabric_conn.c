@@ -6,6 +6,14 @@
 
 #include "fabric.h"
 
+/*
+ * the InfiniBand CM reason of a rejection by the server's application
+ * (rdma_reject(), or its id destroyed); libfabric's verbs passes it as the
+ * provider error, and a rejection without our marker (the endpoint was
+ * closed instead) has no private data
+ */
+#define FAB_IB_REJ_CONSUMER 28
+
 /* a per-process counter that numbers connections (rpma_conn_get_qp_num) */
 static _Atomic uint32_t fab_qp_counter = 0x100;
 
@@ -33,7 +41,14 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 void fab_conn_mark_broken(struct fab_conn *c, int err)
 {
 	atomic_store(&c->broken, true);
-	if (err == FI_ECANCELED || atomic_load(&c->state) != FAB_CONN_CONNECTED)
+	/*
+	 * a cancelled operation follows a shutdown on the socket providers;
+	 * on libfabric's verbs it is a flushed work request: the queue pair is
+	 * in the error state already (and libfabric drops the error of an
+	 * unsignaled request, so this may be the first sign of it)
+	 */
+	if ((err == FI_ECANCELED && !c->peer->verbs) ||
+	    atomic_load(&c->state) != FAB_CONN_CONNECTED)
 		return;
 	fab_conn_end(c, RPMA_CONN_LOST);
 	(void)fi_shutdown(c->ep, 0);
@@ -53,10 +68,13 @@ static void fab_conn_eq_error(struct fab_conn *c, const struct fi_eq_err_entry *
 	case FI_ECONNREFUSED:
 		/*
 		 * Our rejections carry a marker; a refused TCP connection carries
-		 * nothing.  Where nobody listening makes fi_connect() fail at once
-		 * (sockets), a later refusal is always the server's.
+		 * nothing; over rdma_cm the reason tells.  Where nobody listening
+		 * makes fi_connect() fail at once (sockets), a later refusal is
+		 * always the server's.
 		 */
-		fab_conn_end(c, (err->err_data_size > 0 || c->peer->refused_sync)
+		fab_conn_end(c, (err->err_data_size > 0 || c->peer->refused_sync ||
+				 (c->peer->verbs && (err->prov_errno == FAB_IB_REJ_CONSUMER ||
+						     err->prov_errno == -FAB_IB_REJ_CONSUMER)))
 					? RPMA_CONN_REJECTED
 					: RPMA_CONN_UNREACHABLE);
 		break;
@@ -134,6 +152,13 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			fab_source_drain(&c->rx_src);
 			fab_conn_end(c,
 				     atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
+			/*
+			 * answer the peer's disconnect at once: on libfabric's
+			 * verbs this moves the queue pair to the error state, so
+			 * work posted from now on fails instead of being sent to
+			 * a peer that may be gone
+			 */
+			(void)fi_shutdown(c->ep, 0);
 		} else {
 			FAB_LOG_WARNING("qp %u: unexpected event %u", c->qp_num, event);
 		}
@@ -202,7 +227,16 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	bool refuse = reject && c->incoming && c->pep && c->info;
 	if (refuse && c->ep && p->reject_ep_ok) {
 		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
-		if (r) {
+		if (r == -FI_EBUSY && p->verbs) {
+			/*
+			 * rdma_cm refuses to reject an id that has a queue pair;
+			 * libfabric has released the request, and closing the
+			 * endpoint below destroys the id, which makes the kernel
+			 * send the rejection
+			 */
+			FAB_LOG_INFO("qp %u: refusing the request by closing its endpoint",
+				     c->qp_num);
+		} else if (r) {
 			FAB_LOG_FI(r, "fi_reject()");
 			ret = RPMA_E_PROVIDER;
 		}

@@ -241,6 +241,14 @@ bool fab_wc_rx_kind(const struct fab_peer *p, struct ibv_wc *wc, uint64_t flags,
 	return false;
 }
 
+/* fab_wc_status_of -- the status of an error entry: libfabric's verbs passes the verbs one on */
+enum ibv_wc_status fab_wc_status_of(const struct fab_peer *p, int err, int prov_errno)
+{
+	if (p->verbs && prov_errno > IBV_WC_SUCCESS && prov_errno <= IBV_WC_TM_RNDV_INCOMPLETE)
+		return (enum ibv_wc_status)prov_errno;
+	return fab_wc_status(err);
+}
+
 /* fab_wc_fill -- a successful completion as verbs reports it (p: the receiving peer, or NULL) */
 static void fab_wc_fill(struct ibv_wc *wc, const struct fi_cq_data_entry *e, uint32_t qp_num,
 			const struct fab_peer *p)
@@ -262,12 +270,13 @@ static void fab_wc_fill(struct ibv_wc *wc, const struct fi_cq_data_entry *e, uin
 }
 
 /* fab_wc_error -- an error completion from a libfabric error entry */
-static void fab_wc_error(struct ibv_wc *wc, const struct fi_cq_err_entry *e, uint32_t qp_num,
+static void fab_wc_error(struct ibv_wc *wc, const struct fi_cq_err_entry *e, struct fab_conn *c,
 			 bool rx)
 {
+	uint32_t qp_num = c->qp_num;
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = (uint64_t)(uintptr_t)e->op_context;
-	wc->status = fab_wc_status(e->err);
+	wc->status = fab_wc_status_of(c->peer, e->err, e->prov_errno);
 	wc->vendor_err = (uint32_t)e->prov_errno;
 	wc->qp_num = qp_num;
 	if (rx)
@@ -345,7 +354,7 @@ void fab_drain_tx(struct fab_source *src)
 				break;
 			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
-			fab_wc_error(&wc, &err, c->qp_num, false);
+			fab_wc_error(&wc, &err, c, false);
 			struct fab_imm_slot *s = fab_imm_slot_of(c, err.op_context);
 			bool report = true;
 			if (s) {
@@ -413,7 +422,7 @@ void fab_drain_rx(struct fab_source *src)
 				fab_srq_arrived(c, b);
 				continue;
 			}
-			fab_wc_error(&wc, &err, c->qp_num, true);
+			fab_wc_error(&wc, &err, c, true);
 			fab_cq_push(c->recv_target, &wc);
 			continue;
 		}

@@ -98,7 +98,7 @@ static int fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
 	struct fi_msg_rma msg = {
 		.msg_iov = &iov,
-		.desc = &desc,
+		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
 		.rma_iov = &rma,
 		.rma_iov_count = len ? 1 : 0,
@@ -124,7 +124,7 @@ static int fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t radd
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
 	struct fi_msg_rma msg = {
 		.msg_iov = &iov,
-		.desc = &desc,
+		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
 		.rma_iov = &rma,
 		.rma_iov_count = len ? 1 : 0,
@@ -271,7 +271,7 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 	struct iovec iov = {.iov_base = fab_mr_addr(src, offset), .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
-		.desc = &desc,
+		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
 		.context = (void *)op_context,
 		.data = imm,
@@ -291,7 +291,7 @@ int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *c
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
-		.desc = &desc,
+		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
 		.context = ctx,
 	};

@@ -554,6 +554,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;
+	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
 			  strcmp(d->prov_name, "sockets") != 0;
 	atomic_init(&p->next_key, 1);

@@ -77,9 +77,27 @@ static void fab_dev_free(struct fab_dev *d)
 	free(d);
 }
 
+/*
+ * fab_env_init -- before libfabric reads its settings: no memory registration
+ * cache unless the user asks for one.  libfabric's verbs provider caches
+ * registrations and registers every cached region for local write and
+ * remote read, write and atomics, whatever access was asked for, and hands
+ * out one key for two registrations of the same memory; librpma promises
+ * that a region is reachable only as its usage says, and that every
+ * registration has a key of its own.
+ */
+static void fab_env_init(void)
+{
+	if (setenv("FI_MR_CACHE_MAX_COUNT", "0", 0))
+		RPMA_LOG_WARNING("fabric: cannot disable libfabric's registration cache");
+}
+
 /* fab_device_get -- find the libfabric MSG provider, fabric and domain serving addr */
 static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type, void **dev)
 {
+	static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+	(void)pthread_once(&env_once, fab_env_init);
+
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_info *list = NULL;
 	if (hints == NULL) {

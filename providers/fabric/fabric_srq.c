@@ -70,6 +70,8 @@ static void fab_bounce_post(struct fab_bounce *b)
 	void *desc = c->bounce_desc;
 	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = b};
 	b->pending = false;
+	if (atomic_load(&c->state) == FAB_CONN_DONE)
+		return; /* the connection is over: nothing will arrive */
 	ssize_t ret = fi_recvmsg(c->ep, &msg, FI_COMPLETION);
 	if (ret)
 		RPMA_LOG_ERROR("fabric: qp %u: reposting an SRQ bounce buffer failed: %s",
@@ -86,7 +88,7 @@ static void fab_srq_deliver(struct fab_bounce *b, const struct fab_srq_buf *u)
 	wc.qp_num = c->qp_num;
 	wc.opcode = IBV_WC_RECV;
 	if (b->err) {
-		wc.status = fab_wc_status(b->err);
+		wc.status = fab_wc_status_of(c->peer, b->err, b->prov_errno);
 		wc.vendor_err = (uint32_t)b->prov_errno;
 	} else {
 		wc.status = IBV_WC_SUCCESS;
