@@ -154,7 +154,8 @@ int vrb_mr_dereg(struct rpma_mr_local *mr);
 int vrb_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags);
 
 /* ----- verbs_ep.c */
-int vrb_getaddrinfo(const char *addr, const char *port, bool passive, struct rdma_addrinfo **ai);
+int vrb_getaddrinfo(const char *addr, const char *port, bool passive, struct rdma_addrinfo **ai,
+		    enum rpma_log_level level);
 int vrb_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, const char *port);
 int vrb_ep_shutdown(struct rpma_ep *ep);
 int vrb_ep_get_fd(const struct rpma_ep *ep, int *fd);

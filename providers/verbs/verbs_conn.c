@@ -237,7 +237,7 @@ int vrb_conn_req_new(struct rpma_peer *peer, struct rpma_conn_req *req, const ch
 	struct rdma_cm_id *id = NULL;
 	int ret, e;
 
-	ret = vrb_getaddrinfo(addr, port, false, &ai);
+	ret = vrb_getaddrinfo(addr, port, false, &ai, RPMA_LOG_LEVEL_ERROR);
 	if (ret)
 		return ret;
 

@@ -11,7 +11,8 @@
  * vrb_getaddrinfo -- resolve addr[:port] for an RC queue pair on the TCP
  * port space; passive: addr is a local address to bind to
  */
-int vrb_getaddrinfo(const char *addr, const char *port, bool passive, struct rdma_addrinfo **ai)
+int vrb_getaddrinfo(const char *addr, const char *port, bool passive, struct rdma_addrinfo **ai,
+		    enum rpma_log_level level)
 {
 	struct rdma_addrinfo hints;
 	memset(&hints, 0, sizeof(hints));
@@ -24,13 +25,13 @@ int vrb_getaddrinfo(const char *addr, const char *port, bool passive, struct rdm
 	if (ret) {
 		if (ret == -1) {
 			int e = vrb_errno();
-			VRB_LOG_ERRNO(e, "rdma_getaddrinfo(%s, %s) failed", addr,
-				      port ? port : "-");
+			RPMA_LOG(level, "verbs: rdma_getaddrinfo(%s, %s) failed: %s", addr,
+				 port ? port : "-", strerror(e));
 			return vrb_err(e);
 		}
 		/* older librdmacm: a getaddrinfo() EAI_* code */
-		VRB_LOG_ERROR("rdma_getaddrinfo(%s, %s) failed: %s", addr, port ? port : "-",
-			      gai_strerror(ret));
+		RPMA_LOG(level, "verbs: rdma_getaddrinfo(%s, %s) failed: %s", addr,
+			 port ? port : "-", gai_strerror(ret));
 		return RPMA_E_PROVIDER;
 	}
 	return 0;
@@ -43,7 +44,7 @@ int vrb_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 	struct rdma_addrinfo *ai = NULL;
 	int ret, e;
 
-	ret = vrb_getaddrinfo(addr, port, true, &ai);
+	ret = vrb_getaddrinfo(addr, port, true, &ai, RPMA_LOG_LEVEL_ERROR);
 	if (ret)
 		return ret;
 

@@ -15,7 +15,8 @@ static int vrb_device_get(const char *addr, enum rpma_util_ibv_context_type type
 	bool local = type == RPMA_UTIL_IBV_CONTEXT_LOCAL;
 	struct rdma_addrinfo *ai = NULL;
 	struct rdma_cm_id *id = NULL;
-	int ret = vrb_getaddrinfo(addr, NULL, local, &ai);
+	/* automatic selection tries verbs first: no device is an answer, not an error */
+	int ret = vrb_getaddrinfo(addr, NULL, local, &ai, RPMA_LOG_LEVEL_NOTICE);
 	if (ret)
 		return ret;
 
