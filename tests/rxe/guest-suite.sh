@@ -113,8 +113,8 @@ run_criterion() {
 	local tap=$LOGDIR/$part.tap known rc=0
 	rm -f "$tap"
 	known=$(known_failures "$part")
-	timeout -k 10 "$limit" "$@" --tap="$tap" 2>&1
-	rc=$?
+	timeout -k 10 "$limit" "$@" --tap="$tap" 2>&1 | grep -v '^\[RUN \]'
+	rc=${PIPESTATUS[0]}
 	C_PASSED=0 C_FAILED=0 C_SKIPPED=0 C_KNOWN=0 C_NOTE=""
 	if [[ ! -s $tap ]]; then
 		C_FAILED=1
@@ -230,7 +230,8 @@ part_criterion() {
 	local jobs=${GUEST_SUITE_JOBS:-2}
 	[[ $part == memcheck ]] && jobs=1
 	# one scenario: 60 s at most, 300 s (the scenarios' own limit) under valgrind
-	[[ $part != memcheck ]] && filter+=(--timeout 60)
+	# and a line per scenario (with what it measured: inline limit, caps, ...)
+	[[ $part != memcheck ]] && filter+=(--timeout 60 --verbose=0)
 	run_criterion "$part" "$limit" env "${env[@]}" "${pre[@]}" "$bin" -j"$jobs" "${filter[@]}"
 	local passed=$C_PASSED failed=$C_FAILED skipped=$C_SKIPPED note=$C_NOTE
 	if [[ $part == memcheck ]]; then
