@@ -63,6 +63,9 @@
 #   RXE_PVH=0              boot the compressed bzImage (default: unpack it
 #                          and boot the ELF through PVH, ~5 s faster)
 #   RXE_QUIET=1            do not echo the guest console before the command
+#   RXE_LOCK               lock file that serialises guests on this machine
+#                          (default ${TMPDIR:-/tmp}/rpma-rxe-guest.<uid>.lock;
+#                          a TCG guest wants both cores); RXE_LOCK= disables
 #
 # Output: our stdout is exactly the command's output (its stdout and stderr
 # merged); the guest console (kernel messages) and our own messages go to
@@ -126,6 +129,17 @@ find_tool() {
 }
 
 [[ $# -ge 1 ]] || die "usage: $0 COMMAND [ARG...]" 2
+
+# one guest at a time: wait for any other run of this script to finish
+LOCK=${RXE_LOCK-${TMPDIR:-/tmp}/rpma-rxe-guest.$(id -u).lock}
+if [[ -n $LOCK ]] && command -v flock >/dev/null; then
+	exec 8>>"$LOCK" || die "cannot open the lock file $LOCK" 2
+	if ! flock -n 8; then
+		msg "waiting for another guest run to finish ($LOCK)"
+		flock 8
+		T0=${EPOCHREALTIME//[!0-9]/}
+	fi
+fi
 [[ $TIMEOUT =~ ^[0-9]+$ && $BOOT_TIMEOUT =~ ^[0-9]+$ ]] ||
 	die "RXE_TIMEOUT and RXE_BOOT_TIMEOUT must be whole seconds" 2
 
