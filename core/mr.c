@@ -254,6 +254,15 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 		return RPMA_E_INVAL;
 	}
 
+	uint64_t raddr = rpma_get_le(buf, 8);
+	uint64_t size = rpma_get_le(buf + 8, 8);
+	if (size > UINT64_MAX - raddr) {
+		RPMA_LOG_ERROR("invalid descriptor: region at 0x%" PRIx64 " of %" PRIu64
+			       " bytes wraps past the end of the address space",
+			       raddr, size);
+		return RPMA_E_INVAL;
+	}
+
 	uint64_t rkey = rpma_get_le(buf + 16, 4);
 	if (desc_size >= RPMA_MR_DESC_SIZE_LONG && buf[21] == RPMA_MR_DESC_LONG_TAG)
 		rkey |= rpma_get_le(buf + 22, 4) << 32;
@@ -263,8 +272,8 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 		RPMA_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	mr->raddr = rpma_get_le(buf, 8);
-	mr->size = rpma_get_le(buf + 8, 8);
+	mr->raddr = raddr;
+	mr->size = size;
 	mr->rkey = rkey;
 	mr->usage = usage;
 

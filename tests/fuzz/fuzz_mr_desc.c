@@ -387,6 +387,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dsize >= 26 && desc[21] == 0xE5)
 			m.key |= fuzz_le(desc + 22, 4) << 32;
 		m.usage = desc[20];
+		/* addr + size must fit in 64 bits: a region never wraps past 2^64 */
+		valid = m.size <= UINT64_MAX - m.addr;
 	}
 
 	struct rpma_mr_remote *rmr = POISON;

@@ -66,13 +66,17 @@ seed() { # seed TARGET NAME -- write stdin to the corpus
   b 02; size0 0; size0 0; size0 0; b 01; le 4 0; b 40 # zero-length form
   b 04; size0 0; size0 0; size0 0; b 03; b 40
 } | seed mr_desc fabric-offset-addressing-bounds
-{ b 00 15; mrd 0xffffffffffffff00 4096 0x77 0xff
-  b 00; size16 512; size0 8; size0 0; b 03; le 4 0; b 00 # start address overflows
+{ b 00 15; mrd 0xffffffffffffff00 4096 0x77 0xff # refused when decoded (the end wraps)
+  b 00; size16 512; size0 8; size0 0; b 03; le 4 0; b 00 # start address would overflow
   b 00; size0 16; size0 8; size0 0; b 03; le 4 0; b 80 # provider failure injected
 } | seed mr_desc address-overflow
 { b 00 15; mrd 0xfffffffffffff800 4096 0x77 0xff
-  b 00; size0 0; size16 4096; size0 0; b 03; le 4 0; b 00 # in bounds, but the end wraps past 2^64
+  b 00; size0 0; size16 4096; size0 0; b 03; le 4 0; b 00 # the end wraps past 2^64: refused when decoded
 } | seed mr_desc address-end-wraps
+{ b 00 15; mrd 0xffffffffffffff00 0xff 0x77 0xff
+  b 00; size0 0xf0; size0 8; size0 0; b 03; le 4 0; b 00 # ends at 2^64 - 1: accepted, last bytes written
+  b 00; size0 0xf8; size0 8; size0 0; b 03; le 4 0; b 00 # one byte beyond the end
+} | seed mr_desc address-end-at-top
 { b 00 15; mrd 0x4000 0 0x99 0x10
   b 07; size0 0; size0 0; b 01; b 01; b 00 # empty region: zero-byte APM read
 } | seed mr_desc empty-region-flush

@@ -282,6 +282,24 @@ Test(mr_remote_from_descriptor, usage_eq_0)
 	cr_assert_eq(mr, UNIT_POISON_PTR);
 }
 
+Test(mr_remote_from_descriptor, end_wraps_past_2_64)
+{
+	uint8_t desc[21];
+	struct rpma_mr_remote *mr = UNIT_POISON_PTR;
+	unit_log_reset();
+	unit_desc(desc, 0xfffffffffffff800ULL, 4096, UNIT_RKEY, RPMA_MR_USAGE_WRITE_DST);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 21, &mr), RPMA_E_INVAL);
+	cr_assert_eq(mr, UNIT_POISON_PTR);
+	cr_assert_eq(unit_log_count(RPMA_LOG_LEVEL_ERROR), 1);
+
+	/* the sum 2^64 itself does not fit either; one byte less does */
+	unit_desc(desc, 0xffffffffffffff00ULL, 0x100, UNIT_RKEY, RPMA_MR_USAGE_WRITE_DST);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 21, &mr), RPMA_E_INVAL);
+	unit_desc(desc, 0xffffffffffffff00ULL, 0xff, UNIT_RKEY, RPMA_MR_USAGE_WRITE_DST);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 21, &mr), 0);
+	cr_assert_eq(rpma_mr_remote_delete(&mr), 0);
+}
+
 Test(mr_remote_from_descriptor, round_trip_every_usage)
 {
 	for (int usage = 1; usage <= 0xff; usage++) {
