@@ -374,23 +374,6 @@ PROVIDER_TEST(api, srq_cfg_getters_and_effects)
 
 /* ------------------------------------------------ receives before accept, qp numbers, endpoints */
 
-/* what api_req_recvs saw */
-struct api_req_recv {
-	struct itest_region *reg;
-	int ret_null_req, ret_null_dst, ret_beyond, ret_wrap, ret_ok;
-};
-
-/* api_req_recvs -- bad receives are refused on the request, a good one is posted */
-static void api_req_recvs(struct rpma_conn_req *req, void *arg)
-{
-	struct api_req_recv *r = arg;
-	r->ret_null_req = rpma_conn_req_recv(NULL, r->reg->mr, 0, 64, NULL);
-	r->ret_null_dst = rpma_conn_req_recv(req, NULL, 0, 64, NULL);
-	r->ret_beyond = rpma_conn_req_recv(req, r->reg->mr, r->reg->size - 32, 64, NULL);
-	r->ret_wrap = rpma_conn_req_recv(req, r->reg->mr, SIZE_MAX - 8, 64, NULL);
-	r->ret_ok = rpma_conn_req_recv(req, r->reg->mr, 512, 128, (void *)0x401);
-}
-
 /*
  * endpoints refuse NULL arguments and a port already taken; a receive posted
  * on the request before accepting takes the first message; queue-pair
@@ -416,13 +399,22 @@ PROVIDER_TEST(api, listen_req_recv_and_qp_num)
 	struct itest_region sreg, creg;
 	itest_region_new(&sreg, p.speer, 4096, RPMA_MR_USAGE_RECV);
 	itest_region_new(&creg, p.cpeer, 4096, RPMA_MR_USAGE_SEND);
-	struct api_req_recv r = {.reg = &sreg};
-	itest_pair_open(&p, NULL, NULL, NULL, NULL, api_req_recvs, &r);
-	cr_assert_eq(r.ret_null_req, RPMA_E_INVAL);
-	cr_assert_eq(r.ret_null_dst, RPMA_E_INVAL);
-	cr_assert_eq(r.ret_beyond, RPMA_E_INVAL);
-	cr_assert_eq(r.ret_wrap, RPMA_E_INVAL);
-	cr_assert_eq(r.ret_ok, 0);
+	/* the connection set up step by step: the server posts receives on the request */
+	struct rpma_conn_req *creq = NULL;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &p.cconn), 0);
+	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
+	cr_assert_eq(rpma_conn_req_recv(NULL, sreg.mr, 0, 64, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_recv(sreq, NULL, 0, 64, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_recv(sreq, sreg.mr, sreg.size - 32, 64, NULL), RPMA_E_INVAL,
+		     "a range beyond the region is refused");
+	cr_assert_eq(rpma_conn_req_recv(sreq, sreg.mr, SIZE_MAX - 8, 64, NULL), RPMA_E_INVAL,
+		     "a range that wraps is refused");
+	cr_assert_eq(rpma_conn_req_recv(sreq, sreg.mr, 512, 128, (void *)0x401), 0);
+	cr_assert_eq(rpma_conn_req_connect(&sreq, NULL, &p.sconn), 0);
+	cr_assert_null(sreq);
+	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_ESTABLISHED);
+	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
 
 	/* the message sent right after establishment finds the receive posted on the request */
 	strcpy(creg.ptr, "first message");
