@@ -750,3 +750,177 @@ PROVIDER_TEST(api, deprecated_calls)
 #pragma GCC diagnostic pop
 	itest_dpair_close(&d);
 }
+
+/* ------------------------------------------------ region descriptors */
+
+/*
+ * regions of three usages sent as descriptors in the private data: the
+ * client's views report the size and the flush types of each, flushes follow
+ * the usage, ranges beyond a region are refused; refused arguments on both
+ * sides
+ */
+PROVIDER_TEST(api, mr_descriptors_over_connection)
+{
+	struct itest_pair p = {0};
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	char *sbuf = itest_alloc(16384);
+	struct rpma_mr_local *mr[3] = {NULL, NULL, NULL}, *none = NULL;
+	const size_t size[3] = {8192, 4096, 4096};
+	const int usage[3] = {RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+				      RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+			      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT,
+			      RPMA_MR_USAGE_READ_SRC};
+	const int ftype[3] = {RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+			      RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, 0};
+	char *base[3] = {sbuf, sbuf + 8192, sbuf + 12288};
+
+	/* refused registrations leave the output alone */
+	cr_assert_eq(rpma_mr_reg(NULL, sbuf, 4096, RPMA_MR_USAGE_READ_SRC, &none), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_reg(p.speer, NULL, 4096, RPMA_MR_USAGE_READ_SRC, &none), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_reg(p.speer, sbuf, 0, RPMA_MR_USAGE_READ_SRC, &none), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_reg(p.speer, sbuf, 4096, 0, &none), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_reg(p.speer, sbuf, 4096, 1 << 12, &none), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_reg(p.speer, sbuf, 4096, RPMA_MR_USAGE_READ_SRC, NULL), RPMA_E_INVAL);
+	cr_assert_null(none);
+	cr_assert_eq(rpma_mr_dereg(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_dereg(&none), 0);
+
+	char pd[3 * 21];
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(rpma_mr_reg(p.speer, base[i], size[i], usage[i], &mr[i]), 0);
+		size_t ds = 0;
+		cr_assert_eq(rpma_mr_get_descriptor_size(mr[i], &ds), 0);
+		cr_assert_eq(ds, 21);
+		cr_assert_eq(rpma_mr_get_descriptor(mr[i], pd + 21 * i), 0);
+	}
+	size_t ds = 5;
+	void *ptr = (void *)0x5;
+	cr_assert_eq(rpma_mr_get_descriptor_size(NULL, &ds), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_descriptor_size(mr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(ds, 5);
+	cr_assert_eq(rpma_mr_get_descriptor(NULL, pd), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_descriptor(mr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_ptr(NULL, &ptr), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_ptr(mr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_size(NULL, &ds), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_get_size(mr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(ptr, (void *)0x5);
+	cr_assert_eq(rpma_mr_get_ptr(mr[1], &ptr), 0);
+	cr_assert_eq(ptr, base[1]);
+	cr_assert_eq(rpma_mr_get_size(mr[1], &ds), 0);
+	cr_assert_eq(ds, size[1]);
+
+	/* advice: the range is checked first, then the fabric provider has none */
+	cr_assert_eq(rpma_mr_advise(NULL, 0, 64, 0, 0), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_advise(mr[0], size[0] - 32, 64, 0, 0), RPMA_E_INVAL);
+	if (strcmp(prov, "fabric") == 0)
+		cr_assert_eq(rpma_mr_advise(mr[0], 0, 64, 0, 0), RPMA_E_NOSUPP);
+
+	struct rpma_conn_private_data spd = {.ptr = pd, .len = sizeof(pd)};
+	itest_pair_open(&p, NULL, NULL, NULL, &spd, NULL, NULL);
+	struct rpma_conn_private_data got = {0};
+	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
+	itest_check_pdata(prov, &got, pd, sizeof(pd));
+
+	/* the client's views of the three regions */
+	struct rpma_mr_remote *rmr[3] = {NULL, NULL, NULL}, *bad = NULL;
+	const char *desc = got.ptr;
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(rpma_mr_remote_from_descriptor(desc + 21 * i, 21, &rmr[i]), 0);
+		size_t rs = 0;
+		int ft = -1;
+		cr_assert_eq(rpma_mr_remote_get_size(rmr[i], &rs), 0);
+		cr_assert_eq(rs, size[i]);
+		cr_assert_eq(rpma_mr_remote_get_flush_type(rmr[i], &ft), 0);
+		cr_assert_eq(ft, ftype[i], "region %d: flush type 0x%x", i, ft);
+	}
+	int ft = -1;
+	cr_assert_eq(rpma_mr_remote_get_flush_type(NULL, &ft), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_get_flush_type(rmr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(ft, -1);
+	cr_assert_eq(rpma_mr_remote_get_size(NULL, &ds), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_get_size(rmr[0], NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(NULL, 21, &bad), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 21, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_from_descriptor(desc, 20, &bad), RPMA_E_INVAL);
+	char zero_usage[21];
+	memcpy(zero_usage, desc, 21);
+	zero_usage[20] = 0;
+	cr_assert_eq(rpma_mr_remote_from_descriptor(zero_usage, 21, &bad), RPMA_E_INVAL);
+	cr_assert_null(bad);
+	cr_assert_eq(rpma_mr_remote_delete(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_mr_remote_delete(&bad), 0);
+
+	/* the server declares direct write, so only the usage decides the flush type */
+	struct rpma_peer_cfg *pcfg = NULL;
+	cr_assert_eq(rpma_peer_cfg_new(&pcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
+	cr_assert_eq(rpma_conn_apply_remote_peer_cfg(p.cconn, pcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
+
+	struct itest_region creg;
+	itest_region_new(&creg, p.cpeer, 8192, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(p.cconn, &cq), 0);
+
+	/* region 0: the last 64 bytes written and made visible; one byte more is refused */
+	memset(creg.ptr, 0x3c, 64);
+	cr_assert_eq(rpma_write(p.cconn, rmr[0], size[0] - 64, creg.mr, 0, 64,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	cr_assert_eq(rpma_write(p.cconn, rmr[0], size[0] - 63, creg.mr, 0, 64,
+				RPMA_F_COMPLETION_ALWAYS, NULL),
+		     RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(p.cconn, rmr[0], size[0] - 64, 64, RPMA_FLUSH_TYPE_PERSISTENT,
+				RPMA_F_COMPLETION_ALWAYS, NULL),
+		     RPMA_E_NOSUPP, "region 0 may not be flushed to persistence");
+	cr_assert_eq(rpma_flush(p.cconn, rmr[0], size[0] - 64, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x601),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x601, NULL);
+	cr_assert_eq(memcmp(base[0] + size[0] - 64, creg.ptr, 64), 0);
+
+	/* region 1: persistence only */
+	cr_assert_eq(rpma_flush(p.cconn, rmr[1], 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, NULL),
+		     RPMA_E_NOSUPP, "region 1 may not be flushed for visibility");
+	cr_assert_eq(
+		rpma_write(p.cconn, rmr[1], 0, creg.mr, 0, 64, RPMA_F_COMPLETION_ON_ERROR, NULL),
+		0);
+	int ret = rpma_flush(p.cconn, rmr[1], 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
+			     RPMA_F_COMPLETION_ALWAYS, (void *)0x602);
+	if (itest_persistent_flush_expected(prov)) {
+		cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
+		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x602, NULL);
+		cr_assert_eq(memcmp(base[1], creg.ptr, 64), 0);
+	} else {
+		cr_assert_eq(ret, RPMA_E_NOSUPP, "%s", rpma_err_2str(ret));
+	}
+
+	/* region 2: read back whole, no flush of any type, nothing beyond its end */
+	for (size_t i = 0; i < size[2]; i++)
+		base[2][i] = (char)(i * 7 + 1);
+	cr_assert_eq(rpma_read(p.cconn, creg.mr, 0, rmr[2], 0, size[2], RPMA_F_COMPLETION_ALWAYS,
+			       (void *)0x603),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x603, NULL);
+	cr_assert_eq(memcmp(creg.ptr, base[2], size[2]), 0);
+	cr_assert_eq(
+		rpma_read(p.cconn, creg.mr, 0, rmr[2], 1, size[2], RPMA_F_COMPLETION_ALWAYS, NULL),
+		RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(p.cconn, rmr[2], 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, NULL),
+		     RPMA_E_NOSUPP);
+
+	itest_conn_close(&p.cconn, &p.sconn);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(rpma_mr_remote_delete(&rmr[i]), 0);
+		cr_assert_null(rmr[i]);
+		cr_assert_eq(rpma_mr_dereg(&mr[i]), 0);
+		cr_assert_null(mr[i]);
+	}
+	itest_region_delete(&creg);
+	free(sbuf);
+	itest_pair_close(&p);
+}
