@@ -163,3 +163,72 @@ PROVIDER_TEST(errors, peer_killed)
 	close(to_parent[0]);
 	close(to_parent[1]);
 }
+
+/*
+ * offset + len beyond the size the remote descriptor declares (also when the
+ * sum overflows): every data-path call refuses with RPMA_E_INVAL before
+ * anything is posted (no completion and no connection event follow), and the
+ * connection stays usable up to the last declared byte
+ */
+PROVIDER_TEST(errors, beyond_declared_size)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	struct rpma_conn *c = d.p.cconn;
+	const size_t S = ITEST_REGION_SIZE;
+	const int f = RPMA_F_COMPLETION_ALWAYS;
+	static const struct {
+		size_t off, len;
+	} cases[] = {{ITEST_REGION_SIZE, 1},
+		     {ITEST_REGION_SIZE - 8, 16},
+		     {8, ITEST_REGION_SIZE},
+		     {ITEST_REGION_SIZE + 8, 0},
+		     {1, SIZE_MAX},
+		     {SIZE_MAX - 7, 16},
+		     {ITEST_REGION_SIZE / 2, ITEST_REGION_SIZE / 2 + 1}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t off = cases[i].off, len = cases[i].len;
+		/* local offset 0: the local side is in bounds whenever len <= S */
+		int ret[6];
+		ret[0] = rpma_write(c, d.rmr, off, d.creg.mr, 0, len, f, (void *)1);
+		ret[1] = rpma_write_with_imm(c, d.rmr, off, d.creg.mr, 0, len, f, 7, (void *)2);
+		ret[2] = rpma_read(c, d.creg.mr, 0, d.rmr, off, len, f, (void *)3);
+		ret[3] = rpma_flush(c, d.rmr, off, len, RPMA_FLUSH_TYPE_VISIBILITY, f, (void *)4);
+		ret[4] = rpma_flush(c, d.rmr, off, len, RPMA_FLUSH_TYPE_PERSISTENT, f, (void *)5);
+		/* atomic writes are 8 bytes at an 8-aligned offset: only offsets beyond the end */
+		char v[8] = {0};
+		bool beyond = off % 8 == 0 && (off > S || S - off < 8);
+		ret[5] = beyond ? rpma_atomic_write(c, d.rmr, off, v, f, (void *)6) : RPMA_E_INVAL;
+		for (int k = 0; k < 6; k++) {
+			cr_assert_eq(ret[k], RPMA_E_INVAL, "call %d at %zu (+%zu) returned %s", k,
+				     off, len, rpma_err_2str(ret[k]));
+		}
+	}
+	/* nothing was posted: no completion, no event on either side */
+	struct ibv_wc wc;
+	cr_assert_eq(itest_wc(cq, &wc, 300), RPMA_E_NO_COMPLETION,
+		     "a refused call left a completion (wr_id %llu, status %s)",
+		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	int cfd = -1, sfd = -1;
+	cr_assert_eq(rpma_conn_get_event_fd(d.p.cconn, &cfd), 0);
+	cr_assert_eq(rpma_conn_get_event_fd(d.p.sconn, &sfd), 0);
+	cr_assert_not(itest_fd_ready(cfd, 0), "a connection event on the client");
+	cr_assert_not(itest_fd_ready(sfd, 0), "a connection event on the server");
+
+	/* the last declared bytes are reachable */
+	memset(d.creg.ptr, 0x6b, 16);
+	cr_assert_eq(rpma_write(c, d.rmr, S - 16, d.creg.mr, 0, 16, f, (void *)10), 0);
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)10, NULL);
+	cr_assert_eq(rpma_flush(c, d.rmr, S - 8, 8, RPMA_FLUSH_TYPE_VISIBILITY, f, (void *)11), 0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)11, NULL);
+	char v[8];
+	memset(v, 0x6c, sizeof(v));
+	cr_assert_eq(rpma_atomic_write(c, d.rmr, S - 8, v, f, (void *)12), 0);
+	itest_expect_wc(cq, IBV_WC_RDMA_WRITE, (void *)12, NULL);
+	const uint8_t *end = (const uint8_t *)d.sreg.ptr + S - 16;
+	for (int i = 0; i < 16; i++)
+		cr_assert_eq(end[i], i < 8 ? 0x6b : 0x6c, "byte %d of the region's end", i);
+	itest_dpair_close(&d);
+}
