@@ -340,39 +340,64 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 
 /* ----- data path */
 
+/*
+ * rpma_conn_rma_args -- the argument checks rpma_read() and the writes share:
+ * conn and flags, then either the zero-byte form (both regions NULL, offsets
+ * and len 0: *zero is set) or a local range and a remote range, whose remote
+ * address and key are returned; RPMA_E_INVAL (logged) when anything is off
+ */
+static int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, const char *op,
+			      const struct rpma_mr_local *local, size_t local_offset,
+			      const struct rpma_mr_remote *remote, size_t remote_offset, size_t len,
+			      bool local_is_src, int *pflags, bool *zero, uint64_t *raddr,
+			      uint64_t *rkey)
+{
+	const char *lname = local_is_src ? "src" : "dst";
+	const char *rname = local_is_src ? "dst" : "src";
+
+	if (conn == NULL) {
+		RPMA_LOG_ERROR("invalid argument: conn == NULL");
+		return RPMA_E_INVAL;
+	}
+	int ret = rpma_data_flags(flags, pflags);
+	if (ret)
+		return ret;
+
+	*zero = local == NULL || remote == NULL;
+	if (*zero) {
+		if (local != NULL || remote != NULL || local_offset != 0 || remote_offset != 0 ||
+		    len != 0) {
+			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte %s needs both "
+				       "regions NULL and offsets and len 0)",
+				       local == NULL ? lname : rname, op);
+			return RPMA_E_INVAL;
+		}
+		return 0;
+	}
+
+	ret = rpma_mr_local_check(local, local_offset, len,
+				  local_is_src ? "source" : "destination");
+	if (ret)
+		return ret;
+	return rpma_mr_remote_target(remote, remote_offset, len,
+				     local_is_src ? "destination" : "source", raddr, rkey);
+}
+
 /* rpma_read -- copy len bytes from the remote region into a local one */
 int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
 	int pflags;
+	bool zero;
+	uint64_t raddr = 0, rkey = 0;
 
-	if (conn == NULL) {
-		RPMA_LOG_ERROR("invalid argument: conn == NULL");
-		return RPMA_E_INVAL;
-	}
-	int ret = rpma_data_flags(flags, &pflags);
+	int ret = rpma_conn_rma_args(conn, flags, "read", dst, dst_offset, src, src_offset, len,
+				     false, &pflags, &zero, &raddr, &rkey);
 	if (ret)
 		return ret;
-
-	if (src == NULL || dst == NULL) {
-		if (src != NULL || dst != NULL || dst_offset != 0 || src_offset != 0 || len != 0) {
-			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte read needs both "
-				       "regions NULL and offsets and len 0)",
-				       src == NULL ? "src" : "dst");
-			return RPMA_E_INVAL;
-		}
+	if (zero)
 		return RPMA_CONN_OPS(conn)->read(conn, NULL, 0, 0, 0, 0, pflags, op_context);
-	}
-
-	uint64_t raddr, rkey;
-	ret = rpma_mr_local_check(dst, dst_offset, len, "destination");
-	if (ret)
-		return ret;
-	ret = rpma_mr_remote_target(src, src_offset, len, "source", &raddr, &rkey);
-	if (ret)
-		return ret;
-
 	return RPMA_CONN_OPS(conn)->read(conn, dst, dst_offset, raddr, rkey, len, pflags,
 					 op_context);
 }
@@ -383,34 +408,16 @@ static int rpma_conn_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, s
 			   int flags, bool with_imm, uint32_t imm, const void *op_context)
 {
 	int pflags;
+	bool zero;
+	uint64_t raddr = 0, rkey = 0;
 
-	if (conn == NULL) {
-		RPMA_LOG_ERROR("invalid argument: conn == NULL");
-		return RPMA_E_INVAL;
-	}
-	int ret = rpma_data_flags(flags, &pflags);
+	int ret = rpma_conn_rma_args(conn, flags, "write", src, src_offset, dst, dst_offset, len,
+				     true, &pflags, &zero, &raddr, &rkey);
 	if (ret)
 		return ret;
-
-	if (src == NULL || dst == NULL) {
-		if (src != NULL || dst != NULL || dst_offset != 0 || src_offset != 0 || len != 0) {
-			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte write needs "
-				       "both regions NULL and offsets and len 0)",
-				       src == NULL ? "src" : "dst");
-			return RPMA_E_INVAL;
-		}
+	if (zero)
 		return RPMA_CONN_OPS(conn)->write(conn, 0, 0, NULL, 0, 0, pflags, with_imm, imm,
 						  op_context);
-	}
-
-	uint64_t raddr, rkey;
-	ret = rpma_mr_local_check(src, src_offset, len, "source");
-	if (ret)
-		return ret;
-	ret = rpma_mr_remote_target(dst, dst_offset, len, "destination", &raddr, &rkey);
-	if (ret)
-		return ret;
-
 	return RPMA_CONN_OPS(conn)->write(conn, raddr, rkey, src, src_offset, len, pflags, with_imm,
 					  imm, op_context);
 }
