@@ -560,31 +560,32 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	atomic_init(&p->next_key, 1);
 
 	/* FI_COMMIT_COMPLETE must be accepted as a completion level too */
+	/* (no memory for the hints: fail rather than open a peer with fewer capabilities) */
 	if (p->info->caps & FI_RMA_PMEM) {
 		struct fi_info *h = fab_hints(d, FI_RMA_PMEM);
-		if (h) {
-			h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
-			struct fi_info *l2 = NULL;
-			if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
-				p->has_commit = true;
-				fi_freeinfo(l2);
-			}
-			fi_freeinfo(h);
+		if (h == NULL)
+			goto err_nomem;
+		h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
+		struct fi_info *l2 = NULL;
+		if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
+			p->has_commit = true;
+			fi_freeinfo(l2);
 		}
+		fi_freeinfo(h);
 	}
 
 	/* FI_DELIVERY_COMPLETE lets a write fail when the target refuses it */
 	{
 		struct fi_info *h = fab_hints(d, p->info->caps & (FI_RMA_PMEM | FI_ATOMIC));
-		if (h) {
-			h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-			struct fi_info *l2 = NULL;
-			if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
-				p->has_delivery = true;
-				fi_freeinfo(l2);
-			}
-			fi_freeinfo(h);
+		if (h == NULL)
+			goto err_nomem;
+		h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+		struct fi_info *l2 = NULL;
+		if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
+			p->has_delivery = true;
+			fi_freeinfo(l2);
 		}
+		fi_freeinfo(h);
 	}
 
 	ret = fi_fabric(p->info->fabric_attr, &p->fabric, NULL);
@@ -636,6 +637,10 @@ err_info:
 	fi_freeinfo(p->info);
 	p->info = NULL;
 	return ret;
+err_nomem:
+	FAB_LOG_ERROR("out of memory");
+	ret = RPMA_E_NOMEM;
+	goto err_info;
 }
 
 /* fab_peer_fini -- stop the progress thread, close the domain and the fabric */
