@@ -17,17 +17,26 @@
 /* a per-process counter that numbers connections (rpma_conn_get_qp_num) */
 static _Atomic uint32_t fab_qp_counter = 0x100;
 
-/* fab_conn_end -- report the final event of a connection, once */
-static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
+/*
+ * fab_conn_end -- report the final event of a connection, once; when the
+ * event cannot be queued (no memory) the connection is not over yet and the
+ * error is returned
+ */
+static int fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 {
 	int st = atomic_load(&c->state);
 	do {
 		if (st == FAB_CONN_DONE)
-			return;
+			return 0;
 	} while (!atomic_compare_exchange_weak(&c->state, &st, FAB_CONN_DONE));
+	int ret = fab_evq_push(&c->events, event, NULL, 0, NULL);
+	if (ret) {
+		atomic_store(&c->state, st);
+		return ret;
+	}
 	atomic_store(&c->eq_src.deadline_ns, 0);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
-	fab_evq_push(&c->events, event, NULL, 0, NULL);
+	return 0;
 }
 
 /*
@@ -563,8 +572,10 @@ int fab_conn_disconnect(struct rpma_conn *conn)
 {
 	struct fab_conn *c = fab_conn(conn);
 	bool was_done = atomic_load(&c->state) == FAB_CONN_DONE;
-	fab_conn_end(c, RPMA_CONN_CLOSED);
-	int ret = fi_shutdown(c->ep, 0);
+	int ret = fab_conn_end(c, RPMA_CONN_CLOSED);
+	if (ret)
+		return ret; /* nothing done: CLOSED could not be queued */
+	ret = fi_shutdown(c->ep, 0);
 	if (ret && !was_done) {
 		FAB_LOG_FI(ret, "fi_shutdown()");
 		return RPMA_E_PROVIDER;
