@@ -5,7 +5,8 @@
 # Runs rpma-bench in "both" mode (a forked server on 127.0.0.1) over the
 # default provider, busy-polling and then blocking, and checks that every
 # operation, size and mode produced a row.  The raw libfabric baseline gets
-# the same check when it was built.  Not a measurement: the counts are tiny.
+# the same check when it was built, and rpma-scale runs a short series of
+# 1, 2 and 4 connections.  Not a measurement: the counts are tiny.
 set -euo pipefail
 
 b=${top_builddir:-.}/bench
@@ -72,6 +73,41 @@ if [[ -x $b/baseline-fabric ]]; then
 	run fabric-poll "$b/baseline-fabric" -p $((base_port + 2)) -c poll
 fi
 
+# scale: a short series of concurrent connections; every count must run, its
+# probe connection answer, and the server give everything back afterwards
+# (columns looked up by name in the CSV header)
+if [[ -x $b/rpma-scale ]]; then
+	echo "== rpma-scale both -c 1,2,4 -d 0.5"
+	if ! timeout 120 "$b/rpma-scale" both -p $((base_port + 3)) -c 1,2,4 -d 0.5 -W 0.1 -k 1 \
+		--csv "$out/scale.csv"; then
+		echo "FAIL: rpma-scale exited with an error"
+		fail=1
+	fi
+	for n in 1 2 4; do
+		st=$(awk -F, -v n="$n" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+			$c["conns"] == n { print $c["release"], $c["probes"], $c["ops_per_s"] }' \
+			"$out/scale.csv" 2>/dev/null || true)
+		if [[ -z $st ]]; then
+			echo "FAIL: rpma-scale N=$n: no result row"
+			fail=1
+		elif ! awk -v s="$st" 'BEGIN { split(s, f, " "); exit !(f[1] == "PASS" && f[2] == 1 && f[3] > 0) }'; then
+			echo "FAIL: rpma-scale N=$n: release, probes, ops/s = $st"
+			fail=1
+		fi
+	done
+	# the release check must be able to fail: one connection left open
+	echo "== rpma-scale both -c 2 --keep-one (must report FAIL)"
+	if timeout 60 "$b/rpma-scale" both -p $((base_port + 4)) -c 2 -d 0.1 -k 0 -S 1 --keep-one \
+		--csv "$out/scale-kept.csv" >"$out/scale-kept.out" 2>&1; then
+		echo "FAIL: rpma-scale --keep-one passed its release check"
+		fail=1
+	elif ! grep -q ',FAIL$' "$out/scale-kept.csv"; then
+		echo "FAIL: rpma-scale --keep-one did not report FAIL:"
+		cat "$out/scale-kept.out"
+		fail=1
+	fi
+fi
+
 # bad command lines must be refused with status 2, not run
 for args in "bogus" "client -s 3" "client -o nosuchop" "client -w 0" "client -c spin"; do
 	# shellcheck disable=SC2086 # word splitting wanted
@@ -84,6 +120,14 @@ for args in "bogus" "client -s 3" "client -o nosuchop" "client -w 0" "client -c 
 			echo "FAIL: 'rpma-bench $args' exited with $st, not 2"
 			fail=1
 		fi
+	fi
+done
+
+for args in "bogus" "both -c 0" "both -w 0" "both -o read" "both -d -1"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	if [[ -x $b/rpma-scale ]] && timeout 10 "$b/rpma-scale" $args >/dev/null 2>&1; then
+		echo "FAIL: 'rpma-scale $args' was accepted"
+		fail=1
 	fi
 done
 
