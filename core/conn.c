@@ -102,7 +102,7 @@ void rpma_conn_abandon(struct rpma_conn *conn)
 {
 	(void)rpma_flush_delete(&conn->flush);
 	rpma_private_data_discard(&conn->pdata);
-	rpma_peer_unref(conn->peer);
+	(void)rpma_peer_unref(conn->peer);
 	rpma_free(conn);
 }
 
@@ -331,7 +331,9 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 	rpma_cq_free(conn->cq);
 	rpma_private_data_discard(&conn->pdata);
 	rpma_free(conn->priv);
-	rpma_peer_unref(conn->peer);
+	ret2 = rpma_peer_unref(conn->peer);
+	if (ret == 0)
+		ret = ret2;
 	rpma_free(conn);
 
 	*conn_ptr = NULL;

@@ -68,16 +68,21 @@ static int rpma_conn_req_check_cfg(struct rpma_peer *peer, const struct rpma_con
 	return 0;
 }
 
-/* rpma_conn_req_free -- free the core's part of a request whose transport is gone */
-static void rpma_conn_req_free(struct rpma_conn_req *req)
+/*
+ * rpma_conn_req_free -- free the core's part of a request whose transport is
+ * gone; returns what closing a deleted peer returned (0 otherwise)
+ */
+static int rpma_conn_req_free(struct rpma_conn_req *req)
 {
+	int ret = 0;
 	rpma_cq_free(req->rcq);
 	rpma_cq_free(req->cq);
 	rpma_private_data_discard(&req->pdata);
 	rpma_free(req->priv);
 	if (req->peer_ref)
-		rpma_peer_unref(req->peer);
+		ret = rpma_peer_unref(req->peer);
 	rpma_free(req);
+	return ret;
 }
 
 /*
@@ -211,7 +216,9 @@ int rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 		return 0;
 
 	int ret = rpma_peer_provider(req->peer)->ops->conn_req_delete(req);
-	rpma_conn_req_free(req);
+	int ret2 = rpma_conn_req_free(req);
+	if (ret == 0)
+		ret = ret2;
 
 	*req_ptr = NULL;
 	return ret;

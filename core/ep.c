@@ -78,7 +78,9 @@ int rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 	int ret = rpma_peer_provider(peer)->ops->ep_shutdown(ep);
 	rpma_free(ep->priv);
 	rpma_free(ep);
-	rpma_peer_unref(peer);
+	int ret2 = rpma_peer_unref(peer);
+	if (ret == 0)
+		ret = ret2;
 
 	*ep_ptr = NULL;
 	return ret;

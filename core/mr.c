@@ -187,7 +187,9 @@ int rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	int ret = rpma_peer_provider(peer)->ops->mr_dereg(mr);
 	rpma_free(mr->priv);
 	rpma_free(mr);
-	rpma_peer_unref(peer);
+	int ret2 = rpma_peer_unref(peer);
+	if (ret == 0)
+		ret = ret2;
 
 	*mr_ptr = NULL;
 	return ret;

@@ -68,16 +68,17 @@ void rpma_peer_ref(struct rpma_peer *peer)
 	atomic_fetch_add(&peer->refs, 1);
 }
 
-/* rpma_peer_unref -- an object made from the peer is gone */
-void rpma_peer_unref(struct rpma_peer *peer)
+/* rpma_peer_unref -- an object made from the peer is gone; the answer of a deferred close */
+int rpma_peer_unref(struct rpma_peer *peer)
 {
 	if (atomic_fetch_sub(&peer->refs, 1) != 1)
-		return;
+		return 0;
 
 	/* the peer was deleted while objects still used it: close it now */
 	int ret = rpma_peer_fini(peer);
 	if (ret)
 		RPMA_LOG_ERROR("closing a deleted peer failed: %s", rpma_err_2str(ret));
+	return ret;
 }
 
 /* rpma_peer_new -- open the transport on a device */

@@ -15,10 +15,11 @@ const struct rpma_provider *rpma_peer_provider(const struct rpma_peer *peer);
  * rpma_peer_ref / rpma_peer_unref -- every object made from a peer (region,
  * endpoint, request, connection, SRQ) holds a reference; the peer's
  * transport is closed when rpma_peer_delete() has been called and the last
- * reference is gone
+ * reference is gone; rpma_peer_unref() then returns what closing it returned
+ * (0 otherwise), for the delete call of the last object to report
  */
 void rpma_peer_ref(struct rpma_peer *peer);
-void rpma_peer_unref(struct rpma_peer *peer);
+int rpma_peer_unref(struct rpma_peer *peer);
 
 /*
  * rpma_priv_alloc -- the zero-filled provider state of an object (NULL and

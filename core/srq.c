@@ -94,7 +94,9 @@ int rpma_srq_delete(struct rpma_srq **srq_ptr)
 	rpma_cq_free(srq->rcq);
 	rpma_free(srq->priv);
 	rpma_free(srq);
-	rpma_peer_unref(peer);
+	int ret2 = rpma_peer_unref(peer);
+	if (ret == 0)
+		ret = ret2;
 
 	*srq_ptr = NULL;
 	return ret;
