@@ -17,8 +17,9 @@
 #               where busy-polling on both sides starves Soft-RoCE's kernel work)
 #   -L LEVELS   raw libfabric variants: comma list of none, delivery, commit
 #               (BENCH_FI_WRITE_LEVEL: extra completion level of its writes;
-#               default none,commit -- the fabric provider writes with
-#               FI_COMMIT_COMPLETE where the libfabric provider offers it)
+#               default none,commit -- rpma-bench's server region allows
+#               persistent flushes, so over tcp the fabric provider posts its
+#               writes with FI_COMMIT_COMPLETE; see README.md)
 #   --host-only / --guest-only
 #   -h          this help
 #

@@ -932,18 +932,30 @@ static long server_status(const char *what, long want, int ms)
 	}
 }
 
-/* settle -- wait until the server holds no connection and its fds/threads are back to idle */
-static void settle(const struct usage *idle, struct usage *u)
+/*
+ * settle -- wait until the server holds no connection and its fds/threads
+ * are back to idle; then ask it for a last usage line (it trims its heap
+ * again, since libfabric may free endpoint memory after the last close) and
+ * read its resident memory.  Heap in use and the untrimmed rss come back in
+ * *heap_after and *untrimmed_kb (-1 when unknown).
+ */
+static void settle(const struct usage *idle, struct usage *u, long *heap_after, long *untrimmed_kb)
 {
 	uint64_t until = now_ns() + (uint64_t)(C.settle_s * 1e9);
 
 	srv_heap_kb = srv_rss_kb = -1;
 	srv_empty = server_status("conns", 0, (int)(C.settle_s * 1000)) == 0;
+	*heap_after = srv_heap_kb;
+	*untrimmed_kb = srv_rss_kb;
 	for (;;) {
 		usage_of(C.server_pid, u);
 		if ((u->fds == idle->fds && u->threads == idle->threads) || now_ns() > until)
-			return;
+			break;
 		usleep(20000);
+	}
+	if (srv_empty && kill(C.server_pid, SIGUSR1) == 0 && server_status("usage", 0, 5000) == 0) {
+		*heap_after = srv_heap_kb;
+		usage_of(C.server_pid, u);
 	}
 }
 
@@ -1260,9 +1272,7 @@ out:
 		rc = -1;
 	r->close_s = (double)(now_ns() - t0) / 1e9;
 	if (C.server_pid) {
-		settle(&r->s_idle, &r->s_after);
-		r->s_heap_after_kb = srv_heap_kb;
-		r->s_rss_untrimmed_kb = srv_rss_kb;
+		settle(&r->s_idle, &r->s_after, &r->s_heap_after_kb, &r->s_rss_untrimmed_kb);
 		r->kb_per_conn = (double)(r->s_at.rss_kb - r->s_idle.rss_kb) / n;
 		if (r->s_heap_at_kb >= 0 && r->s_heap_idle_kb >= 0)
 			r->heap_kb_per_conn = (double)(r->s_heap_at_kb - r->s_heap_idle_kb) / n;
@@ -1344,6 +1354,9 @@ static int run_client(void)
 		server_status("conns", 0, (int)(C.settle_s * 1000));
 		s_heap_idle = srv_heap_kb;
 		usleep(100000);
+		/* measured as settle() measures "after": a usage line (a trim), then /proc */
+		if (kill(C.server_pid, SIGUSR1) == 0 && server_status("usage", 0, 5000) == 0)
+			s_heap_idle = srv_heap_kb;
 		usage_of(C.server_pid, &s_idle);
 	}
 	usage_of(0, &c_idle);
