@@ -47,8 +47,9 @@
  * N only, 0: no failure), FAULTWALK_QUIET=1 (no line per point),
  * FAULTWALK_TRACE=1 (every public call on stderr), FAULTWALK_LOG=1 (the
  * library's messages on stderr), FAULTWALK_PORT (first port to try; default
- * from the pid).  The device handle is found once, by the parent, before
- * the first fork (it lives as long as the library).  Exit status: 0 clean walk, 1 a violation, 77 the provider is not
+ * from the pid), FAULTWALK_DEVICE_PER_CHILD=0|1 (whether each child finds
+ * the device itself, before it counts anything, or the parent once before
+ * the first fork; default: per child but for fabric).  Exit status: 0 clean walk, 1 a violation, 77 the provider is not
  * built or serves no device on ADDR.
  */
 
@@ -951,8 +952,13 @@ static void fw_log(enum rpma_log_level level, const char *file_name, const int l
 /* the LeakSanitizer interface, when it is linked in */
 int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
 
-/* the device handle, found once by the parent (it lives as long as the library) */
+/*
+ * the device handle (it lives as long as the library): found once by the
+ * parent (fabric), or by each child before it counts anything (verbs: a
+ * device context opened before fork() is not for the children to use)
+ */
 static struct ibv_context *fw_dev;
+static bool fw_dev_per_child;
 
 /* fw_child -- one run of the scenario with failure point n; reports on fd */
 static void fw_child(long n, const char *addr, const char *port, int fd)
@@ -967,6 +973,13 @@ static void fw_child(long n, const char *addr, const char *port, int fd)
 	snprintf(c.port, sizeof(c.port), "%s", port);
 
 	c.dev = fw_dev;
+	if (fw_dev_per_child) {
+		int ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &c.dev);
+		if (ret) {
+			dprintf(fd, "X no device for %s: %s\n", addr, rpma_err_2str(ret));
+			_exit(0);
+		}
+	}
 	c.sbuf = aligned_alloc(4096, FW_BUF);
 	c.cbuf = aligned_alloc(4096, FW_BUF);
 	c.smsgbuf = aligned_alloc(4096, 4096);
@@ -1023,6 +1036,7 @@ struct fw_run {
 	bool completed;
 	bool ok;
 	long count;
+	char skip[256];
 	char site[160];
 	char ret[64];
 };
@@ -1141,6 +1155,10 @@ static void fw_run_one(long n, const char *addr, unsigned *port, int timeout_s, 
 		case 'S':
 			fw_set_add(fw_seen, &fw_nseen, line + 2);
 			break;
+		case 'X':
+			snprintf(r->skip, sizeof(r->skip), "%s", line + 2);
+			counted = true;
+			break;
 		case 'C': {
 			int completed = 0;
 			if (sscanf(line + 2, "%ld %d", &r->count, &completed) == 2) {
@@ -1197,19 +1215,23 @@ int main(int argc, char *argv[])
 	       timeout_s);
 
 	/*
-	 * The device once, in the parent: every child inherits the handle and
-	 * the transport library's start-up (which costs more than a scenario).
+	 * fabric: the device once, in the parent: every child inherits the
+	 * handle and libfabric's start-up (which costs more than a scenario)
 	 */
+	const char *per_child = getenv("FAULTWALK_DEVICE_PER_CHILD");
+	fw_dev_per_child = per_child ? strcmp(per_child, "0") != 0 : strcmp(prov, "fabric") != 0;
 	(void)rpma_log_set_function(fw_log);
-	int ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &fw_dev);
-	if (ret) {
-		printf("faultwalk: SKIP: no %s device for %s: %s\n", prov, addr,
-		       rpma_err_2str(ret));
-		return 77;
+	if (!fw_dev_per_child) {
+		int ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &fw_dev);
+		if (ret) {
+			printf("faultwalk: SKIP: no %s device for %s: %s\n", prov, addr,
+			       rpma_err_2str(ret));
+			return 77;
+		}
+		if (fw_count_dir("/proc/self/task") != 1)
+			printf("faultwalk: note: %d threads before the first fork\n",
+			       fw_count_dir("/proc/self/task"));
 	}
-	if (fw_count_dir("/proc/self/task") != 1)
-		printf("faultwalk: note: %d threads before the first fork\n",
-		       fw_count_dir("/proc/self/task"));
 
 	long long t0 = fw_now_ms();
 	struct fw_run r;
@@ -1217,6 +1239,10 @@ int main(int argc, char *argv[])
 
 	/* the run without a failure: the scenario must complete */
 	fw_run_one(only >= 0 ? only : 0, addr, &port, timeout_s, &r);
+	if (r.skip[0] != '\0') {
+		printf("faultwalk: SKIP: %s\n", r.skip);
+		return 77;
+	}
 	if (only >= 0) {
 		printf("point %ld: %s -> %s, %s\n", only, r.fired ? r.site : "(not reached)",
 		       r.ret[0] ? r.ret : "-", r.ok ? "clean" : "VIOLATION");
