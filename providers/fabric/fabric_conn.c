@@ -104,7 +104,15 @@ static void fab_conn_eq_error(struct fab_conn *c, const struct fi_eq_err_entry *
 		fab_conn_end(c, RPMA_CONN_UNREACHABLE);
 		break;
 	default:
-		fab_conn_end(c, RPMA_CONN_LOST);
+		/*
+		 * On the socket providers a request that fails after the TCP
+		 * connection was made means the server closed it unanswered, a
+		 * refusal as FI_EIO above, which libfabric's tcp (1.17) may
+		 * report with a stale errno instead: FI_ENOENT, from the second
+		 * refused request of a peer on (api/refusals_on_live_connection)
+		 */
+		fab_conn_end(c, (!c->incoming && !c->peer->verbs) ? RPMA_CONN_REJECTED
+								  : RPMA_CONN_LOST);
 	}
 }
 
