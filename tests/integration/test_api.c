@@ -924,3 +924,212 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 	free(sbuf);
 	itest_pair_close(&p);
 }
+
+/* ------------------------------------------------ refused calls on a live connection */
+
+/* api_round_trip -- a write, a visibility flush and a read back still work on d */
+static void api_round_trip(struct itest_dpair *d, unsigned char pattern)
+{
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d->p.cconn, &cq), 0);
+	memset(d->creg.ptr, pattern, 256);
+	cr_assert_eq(rpma_write(d->p.cconn, d->rmr, 8192, d->creg.mr, 0, 256,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	cr_assert_eq(rpma_flush(d->p.cconn, d->rmr, 8192, 256, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x701),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x701, NULL);
+	cr_assert_eq(rpma_read(d->p.cconn, d->creg.mr, 4096, d->rmr, 8192, 256,
+			       RPMA_F_COMPLETION_ALWAYS, (void *)0x702),
+		     0);
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x702, NULL);
+	cr_assert_eq(memcmp((char *)d->creg.ptr + 4096, d->creg.ptr, 256), 0);
+	cr_assert_eq(memcmp((char *)d->sreg.ptr + 8192, d->creg.ptr, 256), 0);
+}
+
+/*
+ * every documented refusal of the connection's calls (NULL arguments,
+ * flags, ranges, alignment, sizes) posts nothing, raises no event and
+ * leaves the connection working; a refused accept rejects the request; a
+ * peer deleted while in use keeps serving its connection
+ */
+PROVIDER_TEST(api, refusals_on_live_connection)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_conn *c = d.p.cconn;
+	struct rpma_mr_remote *r = d.rmr;
+	struct rpma_mr_local *l = d.creg.mr;
+	const size_t lsize = ITEST_REGION_SIZE, rsize = ITEST_REGION_SIZE;
+	const int badflags[] = {0, 0x4, 0x103};
+	void *ctx = (void *)0x7ff;
+
+	for (size_t i = 0; i < sizeof(badflags) / sizeof(badflags[0]); i++) {
+		int f = badflags[i];
+		cr_assert_eq(rpma_read(c, l, 0, r, 0, 8, f, ctx), RPMA_E_INVAL, "flags 0x%x", f);
+		cr_assert_eq(rpma_write(c, r, 0, l, 0, 8, f, ctx), RPMA_E_INVAL, "flags 0x%x", f);
+		cr_assert_eq(rpma_write_with_imm(c, r, 0, l, 0, 8, f, 1, ctx), RPMA_E_INVAL);
+		cr_assert_eq(rpma_atomic_write(c, r, 0, "12345678", f, ctx), RPMA_E_INVAL);
+		cr_assert_eq(rpma_flush(c, r, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, f, ctx),
+			     RPMA_E_INVAL);
+		cr_assert_eq(rpma_send(c, l, 0, 8, f, ctx), RPMA_E_INVAL);
+		cr_assert_eq(rpma_send_with_imm(c, l, 0, 8, f, 1, ctx), RPMA_E_INVAL);
+	}
+	const int ok = RPMA_F_COMPLETION_ALWAYS;
+	/* no connection */
+	cr_assert_eq(rpma_read(NULL, l, 0, r, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(NULL, r, 0, l, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write_with_imm(NULL, r, 0, l, 0, 8, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_atomic_write(NULL, r, 0, "12345678", ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(NULL, r, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send(NULL, l, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send_with_imm(NULL, l, 0, 8, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_recv(NULL, l, 0, 8, ctx), RPMA_E_INVAL);
+	/* one side of a transfer missing, or none while a length is given */
+	cr_assert_eq(rpma_read(c, NULL, 0, r, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_read(c, l, 0, NULL, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_read(c, NULL, 0, NULL, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, NULL, 0, l, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, r, 0, NULL, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, NULL, 0, NULL, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write_with_imm(c, NULL, 0, l, 0, 8, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_atomic_write(c, NULL, 0, "12345678", ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_atomic_write(c, r, 0, NULL, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(c, NULL, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send(c, NULL, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send_with_imm(c, NULL, 0, 8, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_recv(c, NULL, 0, 8, ctx), RPMA_E_INVAL);
+	/* ranges beyond a region, local or remote, and sums that wrap */
+	cr_assert_eq(rpma_read(c, l, lsize - 4, r, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_read(c, l, 0, r, rsize - 4, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_read(c, l, SIZE_MAX - 2, r, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, r, rsize - 4, l, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, r, 0, l, lsize - 4, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write(c, r, SIZE_MAX - 2, l, 0, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_write_with_imm(c, r, rsize, l, 0, 1, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(c, r, rsize - 4, 8, RPMA_FLUSH_TYPE_VISIBILITY, ok, ctx),
+		     RPMA_E_INVAL);
+	cr_assert_eq(rpma_flush(c, r, 0, 8, (enum rpma_flush_type)7, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send(c, l, lsize - 4, 8, ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_send_with_imm(c, l, SIZE_MAX, 2, ok, 1, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_recv(c, l, lsize - 4, 8, ctx), RPMA_E_INVAL);
+	/* an atomic write: 8 aligned bytes inside the region */
+	cr_assert_eq(rpma_atomic_write(c, r, 4, "12345678", ok, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_atomic_write(c, r, rsize, "12345678", ok, ctx), RPMA_E_INVAL);
+
+	/* completion queues and connection getters */
+	struct rpma_cq *cq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(NULL, &cq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_cq(c, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_rcq(NULL, &cq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_rcq(c, NULL), RPMA_E_INVAL);
+	cr_assert_null(cq);
+	cr_assert_eq(rpma_conn_get_cq(c, &cq), 0);
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	struct ibv_wc wc[2];
+	int got = -5, fd = -5;
+	cr_assert_eq(rpma_cq_get_wc(NULL, 1, wc, &got), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_get_wc(cq, 0, wc, &got), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_get_wc(cq, -1, wc, &got), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_get_wc(cq, 1, NULL, &got), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_get_wc(cq, 2, wc, NULL), RPMA_E_INVAL);
+	cr_assert_eq(got, -5);
+	cr_assert_eq(rpma_cq_get_fd(NULL, &fd), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_get_fd(cq, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_cq_wait(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_event_fd(NULL, &fd), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_event_fd(c, NULL), RPMA_E_INVAL);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	cr_assert_eq(rpma_conn_next_event(NULL, &ev), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_next_event(c, NULL), RPMA_E_INVAL);
+	struct rpma_conn_private_data pd = {0};
+	cr_assert_eq(rpma_conn_get_private_data(NULL, &pd), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_get_private_data(c, NULL), RPMA_E_INVAL);
+	struct rpma_cq *which = NULL;
+	bool is_rcq = false;
+	cr_assert_eq(rpma_conn_wait(NULL, 0, &which, &is_rcq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_wait(c, 0, NULL, &is_rcq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_wait(c, 0, &which, &is_rcq), RPMA_E_NOT_SHARED_CHNL);
+	cr_assert_eq(rpma_conn_get_compl_fd(NULL, &fd), RPMA_E_INVAL);
+	cr_assert_eq(fd, -5);
+	cr_assert_eq(rpma_conn_disconnect(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_delete(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_ep_get_fd(NULL, &fd), RPMA_E_INVAL);
+	cr_assert_eq(rpma_ep_get_fd(d.p.ep, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_ep_shutdown(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_peer_delete(NULL), RPMA_E_INVAL);
+	struct rpma_peer *np = NULL;
+	struct ibv_context *dev = NULL;
+	cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
+	cr_assert_eq(rpma_peer_new(NULL, &np), RPMA_E_INVAL);
+	cr_assert_eq(rpma_peer_new(dev, NULL), RPMA_E_INVAL);
+	struct rpma_srq *srq = NULL;
+	cr_assert_eq(rpma_srq_new(d.p.speer, NULL, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_srq_get_rcq(NULL, &cq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_srq_recv(NULL, l, 0, 8, ctx), RPMA_E_INVAL);
+	cr_assert_eq(rpma_srq_delete(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_srq_delete(&srq), 0);
+
+	/* nothing was posted, no event came, the connection works */
+	cr_assert_eq(itest_wc(cq, wc, 50), RPMA_E_NO_COMPLETION, "a refused call posted something");
+	cr_assert_eq(itest_wc(scq, wc, 10), RPMA_E_NO_COMPLETION);
+	cr_assert_eq(rpma_conn_get_event_fd(c, &fd), 0);
+	cr_assert_not(itest_fd_ready(fd, 0), "a refused call raised a connection event");
+	api_round_trip(&d, 0x5a);
+
+	/* requests: refused settings, and an accept refused for its private data rejects */
+	struct rpma_conn_cfg *bad = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&bad), 0);
+	cr_assert_eq(rpma_conn_cfg_set_sq_size(bad, 0), 0);
+	struct rpma_conn_req *req = NULL;
+	cr_assert_eq(rpma_conn_req_new(NULL, itest_ip(), d.p.port, NULL, &req), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, NULL, d.p.port, NULL, &req), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), NULL, NULL, &req), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, bad, &req), RPMA_E_INVAL,
+		     "sq_size 0 is refused when the request is built");
+	cr_assert_null(req);
+	cr_assert_eq(rpma_conn_req_delete(NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, &req), 0);
+	struct rpma_conn *c2 = NULL, *s2 = (struct rpma_conn *)0x1;
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, NULL), RPMA_E_INVAL);
+	cr_assert_null(req, "a refused connect consumes the request");
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_connect(NULL, NULL, &c2), RPMA_E_INVAL);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), 0);
+	struct rpma_conn_req *sreq = NULL;
+	cr_assert_eq(rpma_ep_next_conn_req(NULL, NULL, &sreq), RPMA_E_INVAL);
+	cr_assert_eq(rpma_ep_next_conn_req(d.p.ep, NULL, NULL), RPMA_E_INVAL);
+	cr_assert_eq(rpma_ep_next_conn_req(d.p.ep, bad, &sreq), RPMA_E_INVAL);
+	cr_assert_null(sreq);
+	/* the refusals did not consume the waiting request */
+	sreq = itest_next_req(d.p.ep, NULL);
+	char byte = 1;
+	struct rpma_conn_private_data nopd = {.ptr = NULL, .len = 1},
+				      zero = {.ptr = &byte, .len = 0};
+	cr_assert_eq(rpma_conn_req_connect(&sreq, &zero, &s2), RPMA_E_INVAL);
+	cr_assert_null(sreq);
+	cr_assert_eq(s2, (struct rpma_conn *)0x1);
+	ev = itest_next_event(c2);
+	cr_assert_eq(ev, RPMA_CONN_REJECTED, "the client got %s", rpma_utils_conn_event_2str(ev));
+	cr_assert_eq(rpma_conn_delete(&c2), 0);
+	cr_assert_null(c2);
+	/* the same with a NULL pointer for the private data, from a fresh request */
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), 0);
+	sreq = itest_next_req(d.p.ep, NULL);
+	cr_assert_eq(rpma_conn_req_connect(&sreq, &nopd, &s2), RPMA_E_INVAL);
+	cr_assert_null(sreq);
+	ev = itest_next_event(c2);
+	cr_assert_eq(ev, RPMA_CONN_REJECTED, "the client got %s", rpma_utils_conn_event_2str(ev));
+	cr_assert_eq(rpma_conn_delete(&c2), 0);
+	cr_assert_eq(rpma_conn_cfg_delete(&bad), 0);
+
+	/* the client's peer deleted while its connection and region live: refused, yet it serves */
+	cr_assert_eq(rpma_peer_delete(&d.p.cpeer), RPMA_E_PROVIDER);
+	cr_assert_null(d.p.cpeer);
+	api_round_trip(&d, 0xa5);
+	itest_dpair_close(&d);
+}
