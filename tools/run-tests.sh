@@ -4,7 +4,9 @@
 #
 # Usage: tools/run-tests.sh [build-dir]   (default: ./build)
 # Environment: RPMA_DISTCHECK=0 skips 'make distcheck'; RPMA_GUEST=0 skips the
-# Soft-RoCE guest runs (reported as skipped, never as passed).
+# Soft-RoCE guest runs (reported as skipped, never as passed); RPMA_TSAN=0 skips
+# the ThreadSanitizer run of tests/threads and the integration suite (in
+# build-dir/tsan; its results count in the summary).
 set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$src/build}
@@ -23,6 +25,7 @@ step "make"
 make -j"$jobs" >make.log 2>&1 || { tail -50 make.log; fail "build failed"; }
 step "format-check"
 make -s format-check || fail "sources are not formatted (run 'make format')"
+find tsan -name '*.trs' -delete 2>/dev/null # the last ThreadSanitizer run's results
 step "make check"
 make -j"$jobs" check >check.log 2>&1
 check_rc=$?
@@ -32,6 +35,19 @@ if [ "$check_rc" -ne 0 ]; then
 		echo "----- ${f%.trs}.log"
 		tail -40 "${f%.trs}.log"
 	done
+fi
+tsan_rc=0 tsan_extra=0
+step "ThreadSanitizer: tests/threads and the integration suite (fabric)"
+if [ "${RPMA_TSAN:-1}" != 0 ]; then
+	bash "$src"/tests/threads/tsan.sh "$build/tsan"
+	tsan_rc=$?
+	# a failure before any scenario ran (configure, build) counts once
+	if [ "$tsan_rc" -ne 0 ] &&
+		[ -z "$(find tsan -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
+		tsan_extra=1
+	fi
+else
+	echo "skipped (RPMA_TSAN=0)"
 fi
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
@@ -47,9 +63,10 @@ if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 fi
 step "summary"
 bash "$src"/tests/summary.sh . | sed '$d' || true
-if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ]; then
+if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ]; then
 	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
+	echo "tsan: $([ "$tsan_rc" -eq 0 ] && echo ok || echo FAILED)"
 fi
 # the closing line (tests/summary.sh prints the counts of the test run itself)
-bash "$src"/tests/summary.sh --line . $((dist_rc != 0))
-[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ]
+bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra))
+[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ]
