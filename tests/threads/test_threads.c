@@ -37,7 +37,7 @@ static atomic_int tt_nfail;
 static atomic_bool tt_stop; /* set on the first failure: the other workers give up */
 
 /* tt_fail -- record a failure of a worker (the first message is kept) */
-static void tt_fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void tt_fail(const char *fmt, ...)
 {
 	pthread_mutex_lock(&tt_lock);
 	if (atomic_fetch_add(&tt_nfail, 1) == 0) {
@@ -667,7 +667,8 @@ PROVIDER_TEST(threads, post_wait_events)
 static atomic_uint lg_count_a, lg_count_b, lg_bad;
 
 /* lg_check -- is this one of the lines the provoking threads cause? */
-static void lg_check(enum rpma_log_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void lg_check(enum rpma_log_level level,
+							   const char *fmt, va_list ap)
 {
 	char msg[256];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -676,8 +677,10 @@ static void lg_check(enum rpma_log_level level, const char *fmt, va_list ap)
 }
 
 /* lg_fn_a -- a counting log function */
-static void lg_fn_a(enum rpma_log_level level, const char *file_name, const int line_no,
-		    const char *function_name, const char *message_format, ...)
+__attribute__((format(printf, 5, 6))) static void lg_fn_a(enum rpma_log_level level,
+							  const char *file_name, const int line_no,
+							  const char *function_name,
+							  const char *message_format, ...)
 {
 	va_list ap;
 	va_start(ap, message_format);
@@ -687,8 +690,10 @@ static void lg_fn_a(enum rpma_log_level level, const char *file_name, const int 
 }
 
 /* lg_fn_b -- another counting log function */
-static void lg_fn_b(enum rpma_log_level level, const char *file_name, const int line_no,
-		    const char *function_name, const char *message_format, ...)
+__attribute__((format(printf, 5, 6))) static void lg_fn_b(enum rpma_log_level level,
+							  const char *file_name, const int line_no,
+							  const char *function_name,
+							  const char *message_format, ...)
 {
 	va_list ap;
 	va_start(ap, message_format);
@@ -767,4 +772,133 @@ PROVIDER_TEST(threads, log_threads)
 	cr_assert_geq(atomic_load(&a.swaps), 2);
 	cr_assert_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
 	cr_assert_eq(rpma_peer_delete(&peer), 0);
+}
+
+/* ======================================================================
+ * cfg_shared: threads change one connection configuration and one peer
+ * configuration while others read them back and one makes connection
+ * requests from that configuration; every value read must be one some
+ * thread wrote (or the default), never anything else.
+ */
+
+#define CF_ROUNDS 3000
+#define CF_REQS	  20
+
+/* 10: the default of every queue size, 1000 ms: the default timeout */
+static const uint32_t cf_sizes[] = {10, 16, 32, 64};
+static const int cf_timeouts[] = {1000, 1500, 2000, 2500};
+
+struct cf_arg {
+	struct rpma_conn_cfg *cfg;
+	struct rpma_peer_cfg *pcfg;
+	struct rpma_peer *peer;
+	const char *port;
+	unsigned idx;
+	unsigned reqs;
+};
+
+/* cf_known_size -- is v one of cf_sizes[]? */
+static bool cf_known_size(uint32_t v)
+{
+	for (size_t i = 0; i < sizeof(cf_sizes) / sizeof(cf_sizes[0]); i++)
+		if (cf_sizes[i] == v)
+			return true;
+	return false;
+}
+
+/* cf_known_timeout -- is v one of cf_timeouts[]? */
+static bool cf_known_timeout(int v)
+{
+	for (size_t i = 0; i < sizeof(cf_timeouts) / sizeof(cf_timeouts[0]); i++)
+		if (cf_timeouts[i] == v)
+			return true;
+	return false;
+}
+
+/* cf_setter -- write values from the known sets */
+static void *cf_setter(void *arg)
+{
+	struct cf_arg *a = arg;
+	for (unsigned r = 0; r < CF_ROUNDS && !atomic_load(&tt_stop); r++) {
+		uint32_t v = cf_sizes[(r + a->idx) % 4];
+		TT_CHECK(rpma_conn_cfg_set_cq_size(a->cfg, v) == 0, NULL, "cfg: set_cq_size");
+		TT_CHECK(rpma_conn_cfg_set_sq_size(a->cfg, v) == 0, NULL, "cfg: set_sq_size");
+		TT_CHECK(rpma_conn_cfg_set_rq_size(a->cfg, v) == 0, NULL, "cfg: set_rq_size");
+		TT_CHECK(rpma_conn_cfg_set_timeout(a->cfg, cf_timeouts[(r + a->idx) % 4]) == 0,
+			 NULL, "cfg: set_timeout");
+		TT_CHECK(rpma_peer_cfg_set_direct_write_to_pmem(a->pcfg, (r + a->idx) % 2) == 0,
+			 NULL, "cfg: set_direct_write_to_pmem");
+	}
+	return NULL;
+}
+
+/* cf_getter -- read the values back and check each is a known one */
+static void *cf_getter(void *arg)
+{
+	struct cf_arg *a = arg;
+	for (unsigned r = 0; r < CF_ROUNDS && !atomic_load(&tt_stop); r++) {
+		uint32_t cq = 0, sq = 0, rq = 0;
+		int timeout = 0;
+		bool dw = false;
+		TT_CHECK(rpma_conn_cfg_get_cq_size(a->cfg, &cq) == 0 && cf_known_size(cq), NULL,
+			 "cfg: cq_size %u", cq);
+		TT_CHECK(rpma_conn_cfg_get_sq_size(a->cfg, &sq) == 0 && cf_known_size(sq), NULL,
+			 "cfg: sq_size %u", sq);
+		TT_CHECK(rpma_conn_cfg_get_rq_size(a->cfg, &rq) == 0 && cf_known_size(rq), NULL,
+			 "cfg: rq_size %u", rq);
+		TT_CHECK(rpma_conn_cfg_get_timeout(a->cfg, &timeout) == 0 &&
+				 cf_known_timeout(timeout),
+			 NULL, "cfg: timeout %d", timeout);
+		TT_CHECK(rpma_peer_cfg_get_direct_write_to_pmem(a->pcfg, &dw) == 0, NULL,
+			 "cfg: get_direct_write_to_pmem");
+		uint8_t desc = 0xff;
+		TT_CHECK(rpma_peer_cfg_get_descriptor(a->pcfg, &desc) == 0 && desc <= 1, NULL,
+			 "cfg: peer-config descriptor byte %u", desc);
+	}
+	return NULL;
+}
+
+/* cf_requester -- connection requests made from the changing configuration */
+static void *cf_requester(void *arg)
+{
+	struct cf_arg *a = arg;
+	for (unsigned r = 0; r < CF_REQS && !atomic_load(&tt_stop); r++) {
+		struct rpma_conn_req *req = NULL;
+		int ret = rpma_conn_req_new(a->peer, itest_ip(), a->port, a->cfg, &req);
+		TT_CHECK(ret == 0 && req != NULL, NULL, "cfg: rpma_conn_req_new: %s",
+			 rpma_err_2str(ret));
+		ret = rpma_conn_req_delete(&req);
+		TT_CHECK(ret == 0 && req == NULL, NULL, "cfg: rpma_conn_req_delete: %s",
+			 rpma_err_2str(ret));
+		a->reqs++;
+	}
+	return NULL;
+}
+
+PROVIDER_TEST(threads, cfg_shared)
+{
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	char port[8];
+	struct rpma_ep *ep = itest_listen(speer, port);
+	struct rpma_conn_cfg *cfg = NULL;
+	struct rpma_peer_cfg *pcfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_peer_cfg_new(&pcfg), 0);
+	struct cf_arg a[5];
+	pthread_t th[5];
+	void *(*fn[5])(void *) = {cf_setter, cf_setter, cf_getter, cf_getter, cf_requester};
+	for (unsigned i = 0; i < 5; i++) {
+		a[i] = (struct cf_arg){
+			.cfg = cfg, .pcfg = pcfg, .peer = cpeer, .port = port, .idx = i};
+		tt_spawn(&th[i], fn[i], &a[i]);
+	}
+	for (unsigned i = 0; i < 5; i++)
+		tt_join(th[i]);
+	tt_assert_no_failure();
+	cr_assert_eq(a[4].reqs, CF_REQS);
+	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
+	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
+	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	cr_assert_eq(rpma_peer_delete(&speer), 0);
 }
