@@ -159,7 +159,7 @@ static inline uint64_t tt_word(unsigned t, unsigned r, size_t k)
  * on its own slice of one server region (half of them busy-polling the
  * CQ, half sleeping on its fd, so the progress thread and the polling
  * users meet); meanwhile a churn thread creates and deletes connections
- * on the same client peer to a second server.
+ * on the same client peer to an endpoint it opens on the server's peer.
  */
 
 #define PC_THREADS 4
@@ -246,10 +246,8 @@ static void *pc_client_thread(void *arg)
 
 struct pc_churn {
 	struct rpma_peer *cpeer; /* shared with the client threads */
-	struct rpma_peer *speer; /* the second server */
-	struct rpma_ep *ep;
-	const char *port;
-	unsigned cycles; /* connections fully opened, checked and closed */
+	struct rpma_peer *speer; /* shared with the main thread's server */
+	unsigned cycles;	 /* connections fully opened, checked and closed */
 };
 
 /* pc_close_both -- disconnect c, wait until both sides report CLOSED, delete both */
@@ -300,8 +298,18 @@ static int pc_close_both(struct rpma_conn **c, struct rpma_conn **s)
 static void *pc_churn_thread(void *arg)
 {
 	struct pc_churn *ch = arg;
+	/* an endpoint of its own on the server's peer, while the main thread serves */
+	struct rpma_ep *ep = NULL;
+	char port[8];
+	unsigned base = 20000 + ((unsigned)getpid() * 13u + 5000u) % 30000u;
+	int ret = RPMA_E_UNKNOWN;
+	for (unsigned i = 0; i < 64 && ret != 0; i++) {
+		snprintf(port, sizeof(port), "%u", base + i * 11u);
+		ret = rpma_ep_listen(ch->speer, itest_ip(), port, &ep);
+	}
+	TT_CHECK(ret == 0, NULL, "churn: no free port near %u: %s", base, rpma_err_2str(ret));
 	int epfd = -1;
-	int ret = rpma_ep_get_fd(ch->ep, &epfd);
+	ret = rpma_ep_get_fd(ep, &epfd);
 	TT_CHECK(ret == 0, NULL, "churn: rpma_ep_get_fd: %s", rpma_err_2str(ret));
 	for (unsigned i = 0; i < PC_CHURN && !atomic_load(&tt_stop); i++) {
 		uint32_t cval = 0xc0000000u | i, sval = 0x50000000u | i;
@@ -309,12 +317,12 @@ static void *pc_churn_thread(void *arg)
 		struct rpma_conn_private_data spd = {.ptr = &sval, .len = sizeof(sval)};
 		struct rpma_conn_req *creq = NULL, *sreq = NULL;
 		struct rpma_conn *cc = NULL, *sc = NULL;
-		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), ch->port, NULL, &creq);
+		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), port, NULL, &creq);
 		TT_CHECK(ret == 0, NULL, "churn %u: rpma_conn_req_new: %s", i, rpma_err_2str(ret));
 		ret = rpma_conn_req_connect(&creq, &cpd, &cc);
 		TT_CHECK(ret == 0, NULL, "churn %u: connect: %s", i, rpma_err_2str(ret));
 		TT_CHECK(itest_fd_ready(epfd, TT_WAIT_MS), NULL, "churn %u: no request", i);
-		ret = rpma_ep_next_conn_req(ch->ep, NULL, &sreq);
+		ret = rpma_ep_next_conn_req(ep, NULL, &sreq);
 		TT_CHECK(ret == 0, NULL, "churn %u: rpma_ep_next_conn_req: %s", i,
 			 rpma_err_2str(ret));
 		struct rpma_conn_private_data got = {0};
@@ -339,21 +347,22 @@ static void *pc_churn_thread(void *arg)
 			return NULL;
 		ch->cycles++;
 	}
+	ret = rpma_ep_shutdown(&ep);
+	TT_CHECK(ret == 0 && ep == NULL, NULL, "churn: rpma_ep_shutdown: %s", rpma_err_2str(ret));
 	return NULL;
 }
 
 PROVIDER_TEST(threads, parallel_conns)
 {
-	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer(), *speer2 = itest_peer();
-	char port[8], port2[8];
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	char port[8];
 	struct rpma_ep *ep = itest_listen(speer, port);
-	struct rpma_ep *ep2 = itest_listen(speer2, port2);
 	struct itest_region sreg;
 	itest_region_new(&sreg, speer, PC_THREADS * PC_SLICE, ITEST_ALL_USAGE);
 
 	struct pc_client cl[PC_THREADS];
 	pthread_t th[PC_THREADS], churn_th;
-	struct pc_churn ch = {.cpeer = cpeer, .speer = speer2, .ep = ep2, .port = port2};
+	struct pc_churn ch = {.cpeer = cpeer, .speer = speer};
 	tt_spawn(&churn_th, pc_churn_thread, &ch);
 	for (unsigned i = 0; i < PC_THREADS; i++) {
 		cl[i] = (struct pc_client){.idx = i, .peer = cpeer, .port = port};
@@ -390,9 +399,7 @@ PROVIDER_TEST(threads, parallel_conns)
 	for (unsigned i = 0; i < PC_THREADS; i++)
 		itest_close_pair(&cl[i].conn, &sconn[i]);
 	itest_region_delete(&sreg);
-	cr_assert_eq(rpma_ep_shutdown(&ep2), 0);
 	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
-	cr_assert_eq(rpma_peer_delete(&speer2), 0);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
 }
@@ -775,7 +782,7 @@ PROVIDER_TEST(threads, log_threads)
 }
 
 /* ======================================================================
- * cfg_shared: threads change one connection configuration and one peer
+ * cfg_shared: threads change one connection, one peer and one SRQ
  * configuration while others read them back and one makes connection
  * requests from that configuration; every value read must be one some
  * thread wrote (or the default), never anything else.
@@ -784,13 +791,17 @@ PROVIDER_TEST(threads, log_threads)
 #define CF_ROUNDS 3000
 #define CF_REQS	  20
 
-/* 10: the default of every queue size, 1000 ms: the default timeout */
+/*
+ * 10: the default of every queue size of a connection (20 of an SRQ's, which
+ * get twice these values), 1000 ms: the default timeout
+ */
 static const uint32_t cf_sizes[] = {10, 16, 32, 64};
 static const int cf_timeouts[] = {1000, 1500, 2000, 2500};
 
 struct cf_arg {
 	struct rpma_conn_cfg *cfg;
 	struct rpma_peer_cfg *pcfg;
+	struct rpma_srq_cfg *qcfg;
 	struct rpma_peer *peer;
 	const char *port;
 	unsigned idx;
@@ -828,6 +839,8 @@ static void *cf_setter(void *arg)
 			 NULL, "cfg: set_timeout");
 		TT_CHECK(rpma_peer_cfg_set_direct_write_to_pmem(a->pcfg, (r + a->idx) % 2) == 0,
 			 NULL, "cfg: set_direct_write_to_pmem");
+		TT_CHECK(rpma_srq_cfg_set_rq_size(a->qcfg, 2 * v) == 0, NULL, "cfg: srq rq_size");
+		TT_CHECK(rpma_srq_cfg_set_rcq_size(a->qcfg, 2 * v) == 0, NULL, "cfg: srq rcq_size");
 	}
 	return NULL;
 }
@@ -851,6 +864,13 @@ static void *cf_getter(void *arg)
 			 NULL, "cfg: timeout %d", timeout);
 		TT_CHECK(rpma_peer_cfg_get_direct_write_to_pmem(a->pcfg, &dw) == 0, NULL,
 			 "cfg: get_direct_write_to_pmem");
+		uint32_t qrq = 0, qrcq = 0;
+		TT_CHECK(rpma_srq_cfg_get_rq_size(a->qcfg, &qrq) == 0 &&
+				 (qrq == 20 || (qrq % 2 == 0 && cf_known_size(qrq / 2))),
+			 NULL, "cfg: srq rq_size %u", qrq);
+		TT_CHECK(rpma_srq_cfg_get_rcq_size(a->qcfg, &qrcq) == 0 &&
+				 (qrcq == 20 || (qrcq % 2 == 0 && cf_known_size(qrcq / 2))),
+			 NULL, "cfg: srq rcq_size %u", qrcq);
 		uint8_t desc = 0xff;
 		TT_CHECK(rpma_peer_cfg_get_descriptor(a->pcfg, &desc) == 0 && desc <= 1, NULL,
 			 "cfg: peer-config descriptor byte %u", desc);
@@ -882,14 +902,20 @@ PROVIDER_TEST(threads, cfg_shared)
 	struct rpma_ep *ep = itest_listen(speer, port);
 	struct rpma_conn_cfg *cfg = NULL;
 	struct rpma_peer_cfg *pcfg = NULL;
+	struct rpma_srq_cfg *qcfg = NULL;
 	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_srq_cfg_new(&qcfg), 0);
 	cr_assert_eq(rpma_peer_cfg_new(&pcfg), 0);
 	struct cf_arg a[5];
 	pthread_t th[5];
 	void *(*fn[5])(void *) = {cf_setter, cf_setter, cf_getter, cf_getter, cf_requester};
 	for (unsigned i = 0; i < 5; i++) {
-		a[i] = (struct cf_arg){
-			.cfg = cfg, .pcfg = pcfg, .peer = cpeer, .port = port, .idx = i};
+		a[i] = (struct cf_arg){.cfg = cfg,
+				       .pcfg = pcfg,
+				       .qcfg = qcfg,
+				       .peer = cpeer,
+				       .port = port,
+				       .idx = i};
 		tt_spawn(&th[i], fn[i], &a[i]);
 	}
 	for (unsigned i = 0; i < 5; i++)
@@ -897,6 +923,7 @@ PROVIDER_TEST(threads, cfg_shared)
 	tt_assert_no_failure();
 	cr_assert_eq(a[4].reqs, CF_REQS);
 	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
+	cr_assert_eq(rpma_srq_cfg_delete(&qcfg), 0);
 	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
 	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
