@@ -26,7 +26,14 @@
 # (/sys/class/net/<veth>/statistics inside the namespace) before and after and
 # needs both to grow (the replication demo: rx by at least the bytes streamed).
 # Round "tcp" (FI_PROVIDER=tcp) runs them all, round "sockets"
-# (FI_PROVIDER=sockets) a few (NETNS_SOCKETS_SCENARIOS).
+# (FI_PROVIDER=sockets) a few (NETNS_SOCKETS_SCENARIOS): only pairs whose
+# server answers the client before the client disconnects.  libfabric's
+# sockets provider (1.17) loses a disconnect that arrives while the server is
+# still inside fi_accept(): sock_ep_cm_accept() has the CM thread watch the
+# socket before it marks the endpoint connected, and a SHUTDOWN read in that
+# window is dropped, so the server never gets FI_SHUTDOWN (the "connection"
+# pair, whose client disconnects at once, hangs its server in about 1 run of 3,
+# on 127.0.0.1 as well).  A server that has answered is past that window.
 #
 # libfabric: neither tcp nor sockets needs FI_TCP_IFACE / FI_SOCKETS_IFACE
 # here.  The fabric provider asks fi_getinfo() for the address itself (node =
@@ -51,8 +58,8 @@ src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${top_builddir:-.}
 limit=${NETNS_TIMEOUT:-60}
 rounds=${NETNS_ROUNDS:-tcp sockets}
-sockets_scenarios=${NETNS_SOCKETS_SCENARIOS:-connection write-flush-visibility \
-replicate-visibility interop-visibility}
+sockets_scenarios=${NETNS_SOCKETS_SCENARIOS:-ping-pong gpspm-dram replicate-visibility \
+interop-visibility}
 
 ns_srv=rpma-srv-$$
 ns_cli=rpma-cli-$$
@@ -211,7 +218,7 @@ run_scenario() {
 	t0=$(date +%s%N)
 	: >"$dir/server.out"
 
-	ip netns exec "$ns_srv" env "${sc_env[@]}" timeout "$limit" "${sc_server[@]}" \
+	ip netns exec "$ns_srv" env "${sc_env[@]}" timeout -k 5 "$limit" "${sc_server[@]}" \
 		>"$dir/server.out" 2>"$dir/server.err" &
 	spid=$!
 	pids+=("$spid")
@@ -226,7 +233,7 @@ run_scenario() {
 	done
 	if [ "$started" = 1 ]; then
 		for i in $(seq 1 "$sc_clients"); do
-			ip netns exec "$ns_cli" env "${sc_env[@]}" timeout "$limit" "${sc_client[@]}" \
+			ip netns exec "$ns_cli" env "${sc_env[@]}" timeout -k 5 "$limit" "${sc_client[@]}" \
 				>"$dir/client$i.out" 2>"$dir/client$i.err" &
 			cpids+=($!)
 			pids+=($!)
