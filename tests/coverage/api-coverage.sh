@@ -19,7 +19,8 @@
 # as helpers of every scenario of their kind (PROVIDER_TEST calls
 # itest_begin()).  Calls made under a run-time condition (one provider only,
 # say) cannot be told apart by reading the source: the table says that a
-# scenario's code calls the function, not that every run does.
+# scenario's code calls the function, not that every run does; likewise
+# preprocessor conditionals are not evaluated (code under #if 0 counts).
 #
 # Output (markdown, on stdout, and in FILE with -o): the table function ->
 # scenarios that call it directly, helpers through which scenarios reach it,
