@@ -111,7 +111,7 @@ one_run() {
 	shift
 	port=$((port + 1))
 	log "$label"
-	if ! env "${envs[@]}" timeout 900 "$1" both -p "$port" -l "$label" --csv "$csv" -q \
+	if ! env "${envs[@]}" timeout -k 5 900 "$1" both -p "$port" -l "$label" --csv "$csv" -q \
 		"${@:2}" >>"$csv.log" 2>&1; then
 		log "FAILED: $label (see $csv.log)"
 		return 1
@@ -182,7 +182,7 @@ one() { # CSV LABEL ENV -- BIN ARGS
 	local envs=(); while [[ \$1 != -- ]]; do envs+=("\$1"); shift; done; shift
 	port=\$((port + 1))
 	echo "guest: \$label"
-	env "\${envs[@]}" timeout 900 "\$1" both -a 192.0.2.1 -p \$port -l "\$label" --csv "\$csv" -q \\
+	env "\${envs[@]}" timeout -k 5 900 "\$1" both -a 192.0.2.1 -p \$port -l "\$label" --csv "\$csv" -q \\
 		"\${@:2}" >>"\$csv.log" 2>&1 || { echo "guest: FAILED \$label"; fail=1; }
 }
 common=(-s "$sizes_guest" -o "$ops" -n "$n_guest" -N "$N_guest" -w "$window" -c "$compl" -C "$scompl_guest")

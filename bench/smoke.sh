@@ -58,7 +58,7 @@ run() {
 	local name=$1 bin=$2
 	shift 2
 	echo "== $name: $bin both $*"
-	if ! timeout 120 "$bin" both --csv "$out/$name.csv" -q -s 8,4K -n 5 -N 20 -w 4 "$@"; then
+	if ! timeout -k 5 120 "$bin" both --csv "$out/$name.csv" -q -s 8,4K -n 5 -N 20 -w 4 "$@"; then
 		echo "FAIL: $name exited with an error"
 		fail=1
 		return
@@ -78,7 +78,7 @@ fi
 # (columns looked up by name in the CSV header)
 if [[ -x $b/rpma-scale ]]; then
 	echo "== rpma-scale both -c 1,2,4 -d 0.5"
-	if ! timeout 120 "$b/rpma-scale" both -p $((base_port + 3)) -c 1,2,4 -d 0.5 -W 0.1 -k 1 \
+	if ! timeout -k 5 120 "$b/rpma-scale" both -p $((base_port + 3)) -c 1,2,4 -d 0.5 -W 0.1 -k 1 \
 		--csv "$out/scale.csv"; then
 		echo "FAIL: rpma-scale exited with an error"
 		fail=1
@@ -97,7 +97,7 @@ if [[ -x $b/rpma-scale ]]; then
 	done
 	# the release check must be able to fail: one connection left open
 	echo "== rpma-scale both -c 2 --keep-one (must report FAIL)"
-	if timeout 60 "$b/rpma-scale" both -p $((base_port + 4)) -c 2 -d 0.1 -k 0 -S 1 --keep-one \
+	if timeout -k 5 60 "$b/rpma-scale" both -p $((base_port + 4)) -c 2 -d 0.1 -k 0 -S 1 --keep-one \
 		--csv "$out/scale-kept.csv" >"$out/scale-kept.out" 2>&1; then
 		echo "FAIL: rpma-scale --keep-one passed its release check"
 		fail=1

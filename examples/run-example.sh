@@ -99,7 +99,7 @@ for attempt in 1 2 3 4 5 6 7 8; do
 	port=$((20000 + ($$ * 7 + attempt * 7919) % 40000))
 	: >"$work/server.out"
 	: >"$work/server.err"
-	env "${envs[@]}" timeout "$limit" "$server" "$addr" "$port" "${server_args[@]}" \
+	env "${envs[@]}" timeout -k 5 "$limit" "$server" "$addr" "$port" "${server_args[@]}" \
 		>"$work/server.out" 2>"$work/server.err" &
 	spid=$!
 	pids=("$spid")
@@ -136,7 +136,7 @@ echo "server listening on $addr:$port"
 # the clients, all at once
 cpids=()
 for i in $(seq 1 "$clients"); do
-	env "${envs[@]}" timeout "$limit" "$client" "$addr" "$port" "${client_args[@]}" \
+	env "${envs[@]}" timeout -k 5 "$limit" "$client" "$addr" "$port" "${client_args[@]}" \
 		>"$work/client$i.out" 2>"$work/client$i.err" &
 	cpids+=($!)
 	pids+=($!)

@@ -213,6 +213,7 @@ static int run_server(const struct opts *o, int ready_fd)
 	printf("[server] listening on %s:%s, %" PRIu64 " records of %" PRIu64 " B in %s%s\n",
 	       o->addr, o->port, o->records, o->size, o->file,
 	       o->pmem ? " (declared direct write to PMem)" : "");
+	fflush(stdout); /* whoever waits for this line may read a pipe or a file */
 
 	struct rpma_conn_req *req = NULL;
 	CHECK(rpma_ep_next_conn_req(ep, NULL, &req));

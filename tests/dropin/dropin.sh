@@ -45,7 +45,7 @@ esac
 # a port taken by somebody else makes the server fail: try a few
 for attempt in 1 2 3; do
 	port=$((21000 + ($$ * 7 + attempt * 1009) % 20000))
-	if LD_LIBRARY_PATH=$libdir timeout 120 "$work/replicate-upstream" demo --records 300 \
+	if LD_LIBRARY_PATH=$libdir timeout -k 5 120 "$work/replicate-upstream" demo --records 300 \
 		--size 64 --port "$port" --file "$work/replica.dat"; then
 		exit 0
 	fi

@@ -89,7 +89,7 @@ for mode in visibility dw2pm; do
 		done
 		cstatus=1
 		if [ -e "$ready" ]; then
-			timeout 90 "$cdir/interop-client" "$ip" "$port" \
+			timeout -k 5 90 "$cdir/interop-client" "$ip" "$port" \
 				>"$logdir/$tag.client.out" 2>"$logdir/$tag.client.err"
 			cstatus=$?
 		else
