@@ -13,6 +13,10 @@
 #   examples      every examples/tests/*.example pair, RPMA_PROVIDER=verbs
 #   interop       the four pairings with upstream librpma (Debian librpma0),
 #                 tests/interop/interop-pairs.sh
+#   faultwalk     fault injection, RPMA_PROVIDER=verbs: every allocation and
+#                 every provider call of a full scenario fails in turn
+#                 (tests/faultwalk/faultwalk verbs $RPMA_TESTING_IP); the
+#                 walk counts as one test
 #   memcheck      integration scenarios once more under valgrind memcheck,
 #                 RPMA_PROVIDER=verbs: by default the subset MEMCHECK_SUBSET
 #                 below (valgrind inside TCG costs minutes per scenario), the
@@ -49,7 +53,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 
 set -uo pipefail
 
-readonly ALL_PARTS=(verbs fabric-verbs examples interop memcheck)
+readonly ALL_PARTS=(verbs fabric-verbs examples interop faultwalk memcheck)
 
 # the scenarios the memcheck part runs by default: between them they go
 # through every verbs-provider file (connection set-up and both orders of
@@ -384,6 +388,35 @@ part_interop() {
 	record interop "$status" "$passed" "$failed" 0 $(($(now_ms) - t0)) "$note"
 }
 
+# part_faultwalk -- every failure point of tests/faultwalk over verbs (one test)
+part_faultwalk() {
+	local t0 bin=$BUILDDIR/tests/faultwalk/faultwalk log=$LOGDIR/faultwalk.log rc
+	t0=$(now_ms)
+	echo "==== faultwalk: every allocation and provider call of a full scenario fails in turn, RPMA_PROVIDER=verbs on $RPMA_TESTING_IP"
+	if [[ ! -x $bin ]]; then
+		record faultwalk "NOT RUN" 0 0 0 $(($(now_ms) - t0)) \
+			"tests/faultwalk/faultwalk was not built (make check builds it)"
+		return
+	fi
+	# a line per failure point goes to the log; violations and the summary show here
+	timeout -k 10 600 env RPMA_PROVIDER=verbs FAULTWALK_TIMEOUT=60 "$bin" verbs "$RPMA_TESTING_IP" \
+		>"$log" 2>&1
+	rc=$?
+	grep -E 'VIOLATION|never failed|^faultwalk:' "$log"
+	local summary note=""
+	summary=$(grep -E '^faultwalk: provider verbs: ' "$log" | tail -1)
+	[[ -n $summary ]] && note=${summary#faultwalk: provider verbs: }
+	case $rc in
+	0) record faultwalk PASS 1 0 0 $(($(now_ms) - t0)) "$note" ;;
+	77) record faultwalk FAIL 0 1 0 $(($(now_ms) - t0)) "$(grep -m1 SKIP "$log") (the guest has $RXE_DEVICE)" ;;
+	*)
+		[[ $rc == 124 ]] && note+="${note:+; }timed out after 600 s"
+		[[ -z $note ]] && note="exit status $rc"
+		record faultwalk FAIL 0 1 0 $(($(now_ms) - t0)) "$note (log: $log)"
+		;;
+	esac
+}
+
 # in_guest PART... -- run the parts, one after the other
 in_guest() {
 	[[ ${RXE_GUEST:-} == 1 ]] || {
@@ -403,6 +436,7 @@ in_guest() {
 		verbs | fabric-verbs | memcheck) part_criterion "$part" ;;
 		examples) part_examples ;;
 		interop) part_interop ;;
+		faultwalk) part_faultwalk ;;
 		esac
 	done
 	echo "guest-suite: all parts done"
