@@ -1417,6 +1417,12 @@ int main(int argc, char *argv[])
 		else
 			ops++;
 	}
+	if (!quiet) {
+		printf("faultwalk: the provider ops failed (public call: op):\n");
+		for (int j = 0; j < fw_nwalked; j++)
+			if (!strchr(fw_walked[j], '#'))
+				printf("    %s\n", fw_walked[j]);
+	}
 	printf("faultwalk: provider %s: %ld failure points walked, %d distinct sites (%d provider "
 	       "ops, %d allocations), %d violation(s), %d site(s) never failed, %lld.%lld s\n",
 	       prov, walked, fw_nwalked, ops, allocs, bad, missed, ms / 1000, (ms % 1000) / 100);
