@@ -89,17 +89,19 @@ struct fab_source {
 	/*
 	 * Parking: while the user busy-polls the CQ this source feeds (each
 	 * empty rpma_cq_get_wc() drains it, bumping user_drains), the progress
-	 * thread leaves its wait fd alone, so completions do not wake the
-	 * thread per operation; it still drains the source every FAB_PARK_MS.
-	 * Only sources of CQs whose fd was never handed out park (a user
-	 * sleeping on that fd must be woken by the thread); rpma_cq_wait() and
-	 * rpma_conn_wait() set unpark and kick the thread before they sleep.
+	 * thread leaves its wait fd alone, so completions and incoming RMA
+	 * traffic do not wake the thread per operation; it still drains the
+	 * source every FAB_PARK_MS.  A source does not park while a user
+	 * sleeping on the CQ's fd may need the thread: the fd was handed out,
+	 * the CQ is armed and the user has waited on it (fab_source_may_park).
+	 * rpma_cq_wait() and rpma_conn_wait() set unpark and kick the thread
+	 * before they sleep.
 	 */
 	_Atomic uint32_t user_drains;
-	uint32_t seen_drains;  /* the thread's last look at user_drains */
-	_Atomic bool parkable; /* feeds a CQ whose fd was never handed out */
-	_Atomic bool parked;   /* the thread does not wait on the fd */
-	_Atomic bool unpark;   /* a user is about to sleep: wait on the fd again */
+	uint32_t seen_drains; /* the thread's last look at user_drains */
+	struct fab_cq *feeds; /* the CQ this source feeds, NULL: none (an EQ) */
+	_Atomic bool parked;  /* the thread does not wait on the fd */
+	_Atomic bool unpark;  /* a user is about to sleep: wait on the fd again */
 	struct fab_source *next;
 };
 
@@ -212,10 +214,11 @@ struct fab_cq {
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
 	uint32_t cap, head, count;
-	bool armed;
+	_Atomic bool armed; /* changed under lock; the progress thread reads it without */
 	bool is_rcq;
 	bool initialized;
 	_Atomic bool fd_exported; /* the user got the fd (rpma_cq_get_fd, compl fd) */
+	_Atomic bool waited;	  /* rpma_cq_wait / rpma_conn_wait has slept on it */
 	struct fab_chan *chan;
 	/* the libfabric CQs that feed this one, drained directly by a polling user */
 	pthread_mutex_t feed_lock;
@@ -419,6 +422,7 @@ int fab_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc);
 int fab_chan_wait(struct fab_chan *chan, struct fab_cq **cq);
 void fab_cq_unpark(struct fab_cq *cq);
 void fab_cq_export_fd(struct fab_cq *cq);
+bool fab_source_may_park(const struct fab_source *src, bool *briefly);
 
 /* ----- fabric_mr.c */
 int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,

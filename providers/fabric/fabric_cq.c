@@ -109,7 +109,7 @@ int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 		cq->feeders_cap = ncap;
 	}
 	cq->feeders[cq->nfeeders++] = src;
-	atomic_store(&src->parkable, !atomic_load(&cq->fd_exported));
+	src->feeds = cq;
 	pthread_mutex_unlock(&cq->feed_lock);
 	return 0;
 }
@@ -433,10 +433,33 @@ void fab_drain_rx(struct fab_source *src)
 }
 
 /*
- * fab_cq_unpark -- a user is about to sleep until the CQ fires: the progress
- * thread must wait on the fds of its feeders again (fabric.h, parking)
+ * fab_source_may_park -- may the progress thread leave src's wait fd alone
+ * while the user busy-polls the CQ it feeds (fabric.h, parking)?  Only a
+ * user sleeping on the CQ's fd itself (poll/epoll; rpma_cq_wait unparks)
+ * can need the thread meanwhile, and only when the fd can fire: the fd was
+ * handed out and the CQ is armed.  An unarmed CQ's last notification is
+ * still unconsumed, so its fd is readable anyway, until a wait consumes it
+ * and re-arms the CQ.  When the user has never waited on the CQ, it is a
+ * busy poller that merely took the fd: park, but look again every
+ * FAB_PARK_MS (*briefly), which bounds the delay of a first sleep on the
+ * fd that follows busy polling without any rpma_cq_wait.
  */
-void fab_cq_unpark(struct fab_cq *cq)
+bool fab_source_may_park(const struct fab_source *src, bool *briefly)
+{
+	const struct fab_cq *cq = src->feeds;
+	*briefly = false;
+	if (cq == NULL)
+		return false;
+	if (!atomic_load(&cq->fd_exported) || !atomic_load(&cq->armed))
+		return true;
+	if (atomic_load(&cq->waited))
+		return false;
+	*briefly = true;
+	return true;
+}
+
+/* fab_cq_unpark_feeders -- make the progress thread wait on the fds of the CQ's feeders again */
+static void fab_cq_unpark_feeders(struct fab_cq *cq)
 {
 	struct fab_peer *kick = NULL;
 	pthread_mutex_lock(&cq->feed_lock);
@@ -451,16 +474,22 @@ void fab_cq_unpark(struct fab_cq *cq)
 		fab_progress_kick(kick);
 }
 
-/* fab_cq_export_fd -- the user may sleep on the CQ's fd from now on: never park its feeders */
+/*
+ * fab_cq_unpark -- a user is about to sleep until the CQ fires: the progress
+ * thread must wait on the fds of its feeders again (fabric.h, parking)
+ */
+void fab_cq_unpark(struct fab_cq *cq)
+{
+	atomic_store(&cq->waited, true);
+	fab_cq_unpark_feeders(cq);
+}
+
+/* fab_cq_export_fd -- the user may sleep on the CQ's fd from now on (fab_source_may_park) */
 void fab_cq_export_fd(struct fab_cq *cq)
 {
 	if (atomic_exchange(&cq->fd_exported, true))
 		return;
-	pthread_mutex_lock(&cq->feed_lock);
-	for (int i = 0; i < cq->nfeeders; i++)
-		atomic_store(&cq->feeders[i]->parkable, false);
-	pthread_mutex_unlock(&cq->feed_lock);
-	fab_cq_unpark(cq);
+	fab_cq_unpark_feeders(cq);
 }
 
 /* fab_cq_get_fd -- the descriptor of the CQ's channel */
@@ -548,7 +577,8 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 	pthread_mutex_lock(&cq->feed_lock);
 	for (int i = 0; i < cq->nfeeders; i++) {
 		struct fab_source *src = cq->feeders[i];
-		atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_relaxed);
+		/* release: whoever sees this drain also sees the user's earlier re-arm */
+		atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
 		fab_source_drain(src);
 	}
 	pthread_mutex_unlock(&cq->feed_lock);

@@ -215,15 +215,18 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
 /*
  * fab_source_park -- decide (progress thread only) whether the thread leaves
  * src's wait fd alone until its next round: the user drained src since the
- * last round and nobody announced a sleep (fabric.h, parking)
+ * last round, no sleeper may need the thread and nobody announced a sleep
+ * (fabric.h, parking); *briefly: look again after FAB_PARK_MS at the latest
  */
-static bool fab_source_park(struct fab_source *src)
+static bool fab_source_park(struct fab_source *src, bool *briefly)
 {
 	bool park = false;
-	if (src->fd >= 0 && atomic_load(&src->parkable)) {
-		uint32_t u = atomic_load_explicit(&src->user_drains, memory_order_relaxed);
-		if (u != src->seen_drains) {
-			src->seen_drains = u;
+	*briefly = false;
+	if (src->fd >= 0) {
+		uint32_t u = atomic_load_explicit(&src->user_drains, memory_order_acquire);
+		bool drained = u != src->seen_drains;
+		src->seen_drains = u;
+		if (drained && fab_source_may_park(src, briefly)) {
 			/* parked first, then the check: a sleeper sees one or the other */
 			atomic_store(&src->parked, true);
 			park = !atomic_exchange(&src->unpark, false);
@@ -287,7 +290,7 @@ static void *fab_progress_thread(void *arg)
 		pthread_mutex_unlock(&pr->lock);
 
 		int timeout = 1000; /* a safety net; every change kicks the thread */
-		bool nofd = false, parked = false;
+		bool nofd = false, parked = false, briefly = false;
 		uint64_t now = fab_now_ns();
 		for (size_t i = 0; i < n; i++) {
 			struct fab_source *s = snap[i];
@@ -306,16 +309,21 @@ static void *fab_progress_thread(void *arg)
 			}
 			if (s->fd < 0)
 				nofd = true;
-			if (fab_source_park(s))
+			bool b;
+			if (fab_source_park(s, &b)) {
 				parked = true;
+				briefly |= b;
+			}
 		}
 		if (nofd && timeout > 1)
 			timeout = 1;
 		if (parked) {
-			/* the user keeps polling: look less often */
+			/* the user keeps polling: look less often (but see briefly) */
+			if (briefly)
+				pr->park_ms = FAB_PARK_MS;
 			if (timeout > pr->park_ms)
 				timeout = pr->park_ms;
-			if (pr->park_ms < FAB_PARK_MAX_MS)
+			if (!briefly && pr->park_ms < FAB_PARK_MAX_MS)
 				pr->park_ms *= 2;
 		} else {
 			pr->park_ms = FAB_PARK_MS;
