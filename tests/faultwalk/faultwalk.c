@@ -46,6 +46,7 @@
  * data-path posting ops and the fd getters count too, never cq_poll: how
  * often the scenario polls depends on timing), FAULTWALK_ONLY=N (run point
  * N only, 0: no failure), FAULTWALK_QUIET=1 (no line per point),
+ * FAULTWALK_JOBS=N (children at once, 1..8, default 1),
  * FAULTWALK_TRACE=1 (every public call on stderr), FAULTWALK_LOG=1 (the
  * library's messages on stderr), FAULTWALK_PORT (first port to try; default
  * from the pid), FAULTWALK_DEVICE_PER_CHILD=0|1 (whether each child finds
@@ -1137,7 +1138,11 @@ struct fw_run {
 	bool ok;
 	long count;
 	char skip[256];
-	bool port_busy; /* run again on another port */
+	bool port_busy;	 /* run again on another port */
+	long n;		 /* the point */
+	pid_t pid;	 /* the child */
+	int fd;		 /* its report */
+	long long until; /* when it is killed */
 	char site[160];
 	char ret[64];
 };
@@ -1175,12 +1180,12 @@ static bool fw_port_free(const char *addr, unsigned port)
 	return ok;
 }
 
-/* fw_run_one -- fork a child for point n and read its report */
-static void fw_run_one_port(long n, const char *addr, unsigned *port, int timeout_s,
-			    struct fw_run *r)
+/* fw_start -- fork a child for point n on a free port */
+static void fw_start(long n, const char *addr, unsigned *port, int timeout_s, struct fw_run *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->ok = true;
+	r->n = n;
 
 	/* a port nobody holds (the ports move on: no waiting for TIME_WAIT) */
 	char portstr[8];
@@ -1207,10 +1212,20 @@ static void fw_run_one_port(long n, const char *addr, unsigned *port, int timeou
 		fw_child(n, addr, portstr, p[1]);
 	}
 	close(p[1]);
+	r->pid = pid;
+	r->fd = p[0];
+	r->until = fw_now_ms() + (long long)timeout_s * 1000;
+}
 
+/* fw_finish -- read the report of a child fw_start() started, reap it */
+static void fw_finish(struct fw_run *r, int timeout_s)
+{
+	long n = r->n;
+	pid_t pid = r->pid;
+	int p[1] = {r->fd};
 	char buf[1 << 16];
 	size_t used = 0;
-	long long until = fw_now_ms() + (long long)timeout_s * 1000;
+	long long until = r->until;
 	bool timed_out = false;
 	for (;;) {
 		long long left = until - fw_now_ms();
@@ -1291,19 +1306,34 @@ static void fw_run_one_port(long n, const char *addr, unsigned *port, int timeou
 	}
 }
 
-/* fw_run_one -- point n, on another port when the child found its port taken */
+/* fw_settle -- a finished run: while its child found the port taken, run it again on another */
+static void fw_settle(const char *addr, unsigned *port, int timeout_s, struct fw_run *r)
+{
+	long n = r->n;
+	for (int i = 0; r->port_busy; i++) {
+		if (i == 10) {
+			printf("    VIOLATION at point %ld: no port to listen on after 10 tries\n",
+			       n);
+			r->port_busy = false;
+			r->ok = false;
+			return;
+		}
+		printf("    point %ld: port taken meanwhile, once more on another one\n", n);
+		fw_start(n, addr, port, timeout_s, r);
+		fw_finish(r, timeout_s);
+	}
+}
+
+/* fw_run_one -- run point n to the end */
 static void fw_run_one(long n, const char *addr, unsigned *port, int timeout_s, struct fw_run *r)
 {
-	for (int i = 0; i < 10; i++) {
-		fw_run_one_port(n, addr, port, timeout_s, r);
-		if (!r->port_busy)
-			return;
-		printf("    point %ld: port %u taken meanwhile, once more on another one\n", n,
-		       *port);
-	}
-	printf("    VIOLATION at point %ld: no port to listen on after 10 tries\n", n);
-	r->ok = false;
+	fw_start(n, addr, port, timeout_s, r);
+	fw_finish(r, timeout_s);
+	fw_settle(addr, port, timeout_s, r);
 }
+
+/* at most this many children at once (FAULTWALK_JOBS) */
+#define FW_JOBS_MAX 8
 
 /* fw_env_long -- a numeric environment variable, or def */
 static long fw_env_long(const char *name, long def)
@@ -1320,6 +1350,9 @@ int main(int argc, char *argv[])
 	int timeout_s = (int)fw_env_long("FAULTWALK_TIMEOUT", 60);
 	long only = fw_env_long("FAULTWALK_ONLY", -1);
 	bool quiet = fw_env_long("FAULTWALK_QUIET", 0) != 0;
+	int jobs = (int)fw_env_long("FAULTWALK_JOBS", 1);
+	if (jobs < 1 || jobs > FW_JOBS_MAX)
+		jobs = 1;
 	fw_datapath = fw_env_long("FAULTWALK_DATAPATH", 1) != 0;
 	fw_trace = fw_env_long("FAULTWALK_TRACE", 0) != 0;
 	unsigned port = (unsigned)fw_env_long("FAULTWALK_PORT", 20000 + getpid() % 30000);
@@ -1377,26 +1410,39 @@ int main(int argc, char *argv[])
 
 	long n, walked = 0;
 	long limit = 4 * total + 100;
-	for (n = 1; n <= limit; n++) {
+	bool done = false;
+	struct fw_run batch[FW_JOBS_MAX];
+	for (n = 1; n <= limit && !done; n += jobs) {
+		/* up to jobs children at once; their reports are read in order */
 		long long p0 = fw_now_ms();
-		fw_run_one(n, addr, &port, timeout_s, &r);
-		long long pms = fw_now_ms() - p0;
-		if (!r.fired) {
-			/* the scenario has fewer points than n: done */
-			if (!r.ok || !r.completed) {
-				printf("  %4ld (not reached) but the scenario did not complete\n",
-				       n);
-				bad++;
-			}
-			break;
+		for (int j = 0; j < jobs; j++)
+			fw_start(n + j, addr, &port, timeout_s, &batch[j]);
+		for (int j = 0; j < jobs; j++) {
+			fw_finish(&batch[j], timeout_s);
+			fw_settle(addr, &port, timeout_s, &batch[j]);
 		}
-		walked += r.fired;
-		if (!r.ok)
-			bad++;
-		if (!quiet || !r.ok)
-			printf("  %4ld %-60s -> %-16s %s %lld ms\n", n,
-			       r.fired ? r.site : "(not reached)", r.ret[0] ? r.ret : "-",
-			       r.ok ? "clean" : "VIOLATION", pms);
+		long long pms = fw_now_ms() - p0;
+		for (int j = 0; j < jobs && !done; j++) {
+			struct fw_run *b = &batch[j];
+			if (!b->fired) {
+				/* the scenario has fewer points than this one: done */
+				if (!b->ok || !b->completed) {
+					printf("  %4ld (not reached) but the scenario did not "
+					       "complete\n",
+					       b->n);
+					bad++;
+				}
+				done = true;
+				break;
+			}
+			walked++;
+			if (!b->ok)
+				bad++;
+			if (!quiet || !b->ok)
+				printf("  %4ld %-60s -> %-16s %s %lld ms\n", b->n, b->site,
+				       b->ret[0] ? b->ret : "-", b->ok ? "clean" : "VIOLATION",
+				       pms);
+		}
 	}
 	long long ms = fw_now_ms() - t0;
 
@@ -1426,7 +1472,7 @@ int main(int argc, char *argv[])
 	printf("faultwalk: provider %s: %ld failure points walked, %d distinct sites (%d provider "
 	       "ops, %d allocations), %d violation(s), %d site(s) never failed, %lld.%lld s\n",
 	       prov, walked, fw_nwalked, ops, allocs, bad, missed, ms / 1000, (ms % 1000) / 100);
-	if (n > limit) {
+	if (!done) {
 		printf("faultwalk: FAIL: more than %ld points (the run without a failure had "
 		       "%ld)\n",
 		       limit, total);

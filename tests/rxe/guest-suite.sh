@@ -399,7 +399,9 @@ part_faultwalk() {
 		return
 	fi
 	# a line per failure point goes to the log; violations and the summary show here
-	timeout -k 10 600 env RPMA_PROVIDER=verbs FAULTWALK_TIMEOUT=60 "$bin" verbs "$RPMA_TESTING_IP" \
+	# two children at once: the guest has two vCPUs
+	timeout -k 10 600 env RPMA_PROVIDER=verbs FAULTWALK_TIMEOUT=60 FAULTWALK_JOBS=2 \
+		"$bin" verbs "$RPMA_TESTING_IP" \
 		>"$log" 2>&1
 	rc=$?
 	grep -E 'VIOLATION|never failed|^faultwalk:' "$log"
