@@ -294,7 +294,11 @@ static void *fab_progress_thread(void *arg)
 		uint64_t now = fab_now_ns();
 		for (size_t i = 0; i < n; i++) {
 			struct fab_source *s = snap[i];
-			fab_source_drain(s);
+			/* a parked source the user still drains needs nothing from us */
+			if (!atomic_load(&s->parked) ||
+			    atomic_load_explicit(&s->user_drains, memory_order_acquire) ==
+				    s->seen_drains)
+				fab_source_drain(s);
 			uint64_t dl = atomic_load(&s->deadline_ns);
 			if (dl != 0) {
 				if (dl <= now) {
