@@ -754,7 +754,7 @@ PROVIDER_TEST(api, deprecated_calls)
 /* ------------------------------------------------ region descriptors */
 
 /*
- * regions of three usages sent as descriptors in the private data: the
+ * regions of three usages sent as descriptors (private data, a message): the
  * client's views report the size and the flush types of each, flushes follow
  * the usage, ranges beyond a region are refused; refused arguments on both
  * sides
@@ -817,17 +817,37 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 	if (strcmp(prov, "fabric") == 0)
 		cr_assert_eq(rpma_mr_advise(mr[0], 0, 64, 0, 0), RPMA_E_NOSUPP);
 
-	struct rpma_conn_private_data spd = {.ptr = pd, .len = sizeof(pd)};
+	/*
+	 * two descriptors in the private data (42 bytes: libfabric's verbs
+	 * carries 55), the third in a message
+	 */
+	struct rpma_conn_private_data spd = {.ptr = pd, .len = 2 * 21};
 	itest_pair_open(&p, NULL, NULL, NULL, &spd, NULL, NULL);
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata(prov, &got, pd, sizeof(pd));
+	itest_check_pdata(prov, &got, pd, 2 * 21);
+	struct itest_region creg, smsg;
+	itest_region_new(&creg, p.cpeer, 8192,
+			 RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_RECV);
+	itest_region_new(&smsg, p.speer, 4096, RPMA_MR_USAGE_SEND);
+	struct rpma_cq *cq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(p.cconn, &cq), 0);
+	cr_assert_eq(rpma_conn_get_cq(p.sconn, &scq), 0);
+	cr_assert_eq(rpma_recv(p.cconn, creg.mr, 4096, 64, (void *)0x610), 0);
+	memcpy(smsg.ptr, pd + 2 * 21, 21);
+	cr_assert_eq(rpma_send(p.sconn, smsg.mr, 0, 21, RPMA_F_COMPLETION_ALWAYS, (void *)0x611),
+		     0);
+	itest_expect_wc(scq, IBV_WC_SEND, (void *)0x611, NULL);
+	struct ibv_wc wc;
+	itest_expect_wc(cq, IBV_WC_RECV, (void *)0x610, &wc);
+	cr_assert_eq(wc.byte_len, 21);
 
 	/* the client's views of the three regions */
 	struct rpma_mr_remote *rmr[3] = {NULL, NULL, NULL}, *bad = NULL;
 	const char *desc = got.ptr;
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(rpma_mr_remote_from_descriptor(desc + 21 * i, 21, &rmr[i]), 0);
+		const char *di = i < 2 ? desc + 21 * i : (const char *)creg.ptr + 4096;
+		cr_assert_eq(rpma_mr_remote_from_descriptor(di, 21, &rmr[i]), 0);
 		size_t rs = 0;
 		int ft = -1;
 		cr_assert_eq(rpma_mr_remote_get_size(rmr[i], &rs), 0);
@@ -858,11 +878,6 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 	cr_assert_eq(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
 	cr_assert_eq(rpma_conn_apply_remote_peer_cfg(p.cconn, pcfg), 0);
 	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
-
-	struct itest_region creg;
-	itest_region_new(&creg, p.cpeer, 8192, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
-	struct rpma_cq *cq = NULL;
-	cr_assert_eq(rpma_conn_get_cq(p.cconn, &cq), 0);
 
 	/* region 0: the last 64 bytes written and made visible; one byte more is refused */
 	memset(creg.ptr, 0x3c, 64);
@@ -921,6 +936,7 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 		cr_assert_null(mr[i]);
 	}
 	itest_region_delete(&creg);
+	itest_region_delete(&smsg);
 	free(sbuf);
 	itest_pair_close(&p);
 }
