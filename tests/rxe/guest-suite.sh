@@ -10,6 +10,7 @@
 #                 rxe address
 #   fabric-verbs  the integration suite, RPMA_PROVIDER=fabric over
 #                 libfabric's own verbs provider on rxe (FI_PROVIDER=verbs)
+#   threads       the multi-threaded scenarios (tests/threads), RPMA_PROVIDER=verbs
 #   examples      every examples/tests/*.example pair, RPMA_PROVIDER=verbs
 #   interop       the four pairings with upstream librpma (Debian librpma0),
 #                 tests/interop/interop-pairs.sh
@@ -53,7 +54,7 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 
 set -uo pipefail
 
-readonly ALL_PARTS=(verbs fabric-verbs examples interop faultwalk memcheck)
+readonly ALL_PARTS=(verbs fabric-verbs threads examples interop faultwalk memcheck)
 
 # the scenarios the memcheck part runs by default: between them they go
 # through every verbs-provider file (connection set-up and both orders of
@@ -175,13 +176,15 @@ known_reason() {
 
 # part_criterion PART -- one of the integration-suite parts
 part_criterion() {
-	local part=$1 t0 bin=$BUILDDIR/tests/integration/test_integration
+	local part=$1 t0 bin=tests/integration/test_integration
+	[[ $part == threads ]] && bin=tests/threads/test_threads
 	t0=$(now_ms)
-	if [[ ! -x $bin ]]; then
+	if [[ ! -x $BUILDDIR/$bin ]]; then
 		record "$part" "NOT RUN" 0 0 0 $(($(now_ms) - t0)) \
-			"tests/integration/test_integration was not built (Criterion missing?)"
+			"$bin was not built (Criterion missing?)"
 		return
 	fi
+	bin=$BUILDDIR/$bin
 	local env=() limit=900 pre=() filter=()
 	case $part in
 	verbs)
@@ -202,6 +205,10 @@ part_criterion() {
 		fi
 		grep -E 'provider:|domain:|fabric:' "$LOGDIR/fi_info.txt" | sort -u | sed 's/^/    fi_info: /'
 		env=(RPMA_PROVIDER=fabric FI_PROVIDER=verbs)
+		;;
+	threads)
+		echo "==== threads: the multi-threaded scenarios (tests/threads), RPMA_PROVIDER=verbs on $RPMA_TESTING_IP ($RXE_DEVICE)"
+		env=(RPMA_PROVIDER=verbs)
 		;;
 	memcheck)
 		if [[ ${GUEST_SUITE_MEMCHECK:-subset} == full ]]; then
@@ -447,7 +454,7 @@ in_guest() {
 	local part
 	for part in "$@"; do
 		case $part in
-		verbs | fabric-verbs | memcheck) part_criterion "$part" ;;
+		verbs | fabric-verbs | threads | memcheck) part_criterion "$part" ;;
 		examples) part_examples ;;
 		interop) part_interop ;;
 		faultwalk) part_faultwalk ;;
