@@ -326,7 +326,12 @@ int vrb_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 	param.responder_resources = RDMA_MAX_RESP_RES;
 	param.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	param.flow_control = 1;
-	param.retry_count = 7;	   /* the most the 3-bit field holds */
+	/*
+	 * 6, not 7: Soft-RoCE (rdma_rxe) takes a transport retry count of 7 as
+	 * "retry for ever", so an operation toward a peer that died would never
+	 * complete; 6 ends in IBV_WC_RETRY_EXC_ERR on every device
+	 */
+	param.retry_count = 6;
 	param.rnr_retry_count = 7; /* 7: retry for ever */
 
 	if (vc->incoming) {
