@@ -42,7 +42,8 @@
 #   top_builddir          the build tree (make check sets it; default: .)
 #   top_srcdir            the source tree (default: this script's ../..)
 #   GUEST_SUITE_JOBS      Criterion's parallel jobs in the guest (default 2)
-#   GUEST_SUITE_MEMCHECK  subset (default) or full: the scenarios under memcheck
+#   GUEST_SUITE_MEMCHECK  subset (default), full, or a Criterion filter
+#                         (e.g. 'api/*'): the scenarios under memcheck
 #   RXE_*                 passed to run-in-guest.sh (timeouts, memory, ...)
 # Logs, TAP files and valgrind logs stay in $top_builddir/tests/rxe/guest-suite.d.
 #
@@ -211,8 +212,12 @@ part_criterion() {
 		env=(RPMA_PROVIDER=verbs)
 		;;
 	memcheck)
-		if [[ ${GUEST_SUITE_MEMCHECK:-subset} == full ]]; then
+		local mc=${GUEST_SUITE_MEMCHECK:-subset}
+		if [[ $mc == full ]]; then
 			echo "==== memcheck: the whole integration suite under valgrind memcheck, RPMA_PROVIDER=verbs"
+		elif [[ $mc != subset ]]; then
+			filter=(--filter "$mc")
+			echo "==== memcheck: the integration scenarios matching '$mc' under valgrind memcheck, RPMA_PROVIDER=verbs"
 		else
 			filter=(--filter "@($(
 				IFS='|'
