@@ -122,8 +122,11 @@ PROVIDER_TEST(errors, peer_killed)
 		for (;;)
 			pause();
 	}
+	/* only the child writes: a child that dies early ends the read below at once */
+	close(to_parent[1]);
 	char port[8];
-	cr_assert_eq(read(to_parent[0], port, sizeof(port)), (ssize_t)sizeof(port));
+	cr_assert_eq(read(to_parent[0], port, sizeof(port)), (ssize_t)sizeof(port),
+		     "the server process ended before it listened");
 	struct itest_region creg;
 	itest_region_new(&creg, cpeer, 65536, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_conn_req *req = NULL;
@@ -161,7 +164,6 @@ PROVIDER_TEST(errors, peer_killed)
 	itest_region_delete(&creg);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
 	close(to_parent[0]);
-	close(to_parent[1]);
 }
 
 /*
