@@ -270,6 +270,13 @@ struct fab_conn {
 	struct fid_cq *txcq, *rxcq;
 	struct fab_source eq_src, tx_src, rx_src;
 	struct fab_evq events;
+	/*
+	 * the two events a connection can ever report, made with it so that the
+	 * progress thread never needs memory to report them: ESTABLISHED (with
+	 * room for FAB_PDATA_API_MAX bytes of private data) and the final one
+	 * (CLOSED, LOST, REJECTED or UNREACHABLE); NULL once queued
+	 */
+	struct fab_event *ev_established, *ev_end;
 	struct fab_cq *cq, *rcq, *recv_target;
 	struct fab_chan *shared_chan;
 	struct fab_srq *srq;
@@ -399,6 +406,7 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 int fab_evq_init(struct fab_evq *q);
 void fab_evq_fini(struct fab_evq *q);
 int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info);
+void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev);
 int fab_evq_pop(struct fab_evq *q, struct fab_event **ev);
 void fab_event_free(struct fab_event *ev);
 

@@ -18,25 +18,22 @@
 static _Atomic uint32_t fab_qp_counter = 0x100;
 
 /*
- * fab_conn_end -- report the final event of a connection, once; when the
- * event cannot be queued (no memory) the connection is not over yet and the
- * error is returned
+ * fab_conn_end -- report the final event of a connection, once (its event
+ * was made with the connection: reporting it needs no memory)
  */
-static int fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
+static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 {
 	int st = atomic_load(&c->state);
 	do {
 		if (st == FAB_CONN_DONE)
-			return 0;
+			return;
 	} while (!atomic_compare_exchange_weak(&c->state, &st, FAB_CONN_DONE));
-	int ret = fab_evq_push(&c->events, event, NULL, 0, NULL);
-	if (ret) {
-		atomic_store(&c->state, st);
-		return ret;
-	}
+	struct fab_event *ev = c->ev_end;
+	c->ev_end = NULL;
+	ev->kind = event;
+	fab_evq_push_event(&c->events, ev);
 	atomic_store(&c->eq_src.deadline_ns, 0);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
-	return 0;
 }
 
 /*
@@ -155,7 +152,14 @@ static void fab_drain_conn_eq(struct fab_source *src)
 				len = FAB_PDATA_API_MAX;
 			FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num,
 				     len);
-			fab_evq_push(&c->events, RPMA_CONN_ESTABLISHED, buf.cm.data, len, NULL);
+			struct fab_event *ev = c->ev_established;
+			if (ev == NULL)
+				continue; /* a second FI_CONNECTED: reported once */
+			c->ev_established = NULL;
+			ev->kind = RPMA_CONN_ESTABLISHED;
+			memcpy(ev->data, buf.cm.data, len);
+			ev->len = len;
+			fab_evq_push_event(&c->events, ev);
 		} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
 			   !c->incoming) {
 			/* closed by the server before it accepted */
@@ -313,6 +317,9 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	c->shared_chan = NULL;
 	c->cq = c->rcq = c->recv_target = NULL;
 	fab_evq_fini(&c->events);
+	fab_event_free(c->ev_established);
+	fab_event_free(c->ev_end);
+	c->ev_established = c->ev_end = NULL;
 	if (c->info)
 		fi_freeinfo(c->info);
 	c->info = NULL;
@@ -340,6 +347,15 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fab_evq_init(&c->events);
 	if (ret)
 		return ret;
+	c->ev_established = calloc(1, sizeof(*c->ev_established));
+	c->ev_end = calloc(1, sizeof(*c->ev_end));
+	if (c->ev_established)
+		c->ev_established->data = malloc(FAB_PDATA_API_MAX);
+	if (c->ev_end == NULL || c->ev_established == NULL || c->ev_established->data == NULL) {
+		FAB_LOG_ERROR("out of memory for the connection's events");
+		ret = RPMA_E_NOMEM;
+		goto err;
+	}
 	if (setup->shared_channel) {
 		c->shared_chan = fab_chan_new();
 		if (c->shared_chan == NULL) {
@@ -580,10 +596,8 @@ int fab_conn_disconnect(struct rpma_conn *conn)
 {
 	struct fab_conn *c = fab_conn(conn);
 	bool was_done = atomic_load(&c->state) == FAB_CONN_DONE;
-	int ret = fab_conn_end(c, RPMA_CONN_CLOSED);
-	if (ret)
-		return ret; /* nothing done: CLOSED could not be queued */
-	ret = fi_shutdown(c->ep, 0);
+	fab_conn_end(c, RPMA_CONN_CLOSED);
+	int ret = fi_shutdown(c->ep, 0);
 	if (ret && !was_done) {
 		FAB_LOG_FI(ret, "fi_shutdown()");
 		return RPMA_E_PROVIDER;

@@ -102,7 +102,13 @@ static void fab_drain_pep(struct fab_source *src)
 			continue;
 		}
 		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
-		fab_evq_push(&e->reqs, FAB_EV_CONNREQ, buf.cm.data, len, buf.cm.info);
+		if (fab_evq_push(&e->reqs, FAB_EV_CONNREQ, buf.cm.data, len, buf.cm.info)) {
+			/* no memory to queue it: refuse it, so the client is not left waiting */
+			int r = fi_reject(e->pep, buf.cm.info->handle, NULL, 0);
+			if (r)
+				FAB_LOG_FI(r, "fi_reject()");
+			fi_freeinfo(buf.cm.info);
+		}
 	}
 }
 

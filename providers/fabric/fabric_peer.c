@@ -55,7 +55,27 @@ void fab_evq_fini(struct fab_evq *q)
 	pthread_mutex_destroy(&q->lock);
 }
 
-/* fab_evq_push -- queue an event (data is copied, info is taken over) and signal the fd */
+/* fab_evq_push_event -- queue an event made beforehand (the queue takes it over) and signal the fd */
+void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev)
+{
+	ev->next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = ev;
+	else
+		q->head = ev;
+	q->tail = ev;
+	pthread_mutex_unlock(&q->lock);
+	uint64_t one = 1;
+	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+}
+
+/*
+ * fab_evq_push -- queue an event (data is copied, info is taken over) and
+ * signal the fd; RPMA_E_NOMEM when there is no memory for it (info then stays
+ * the caller's)
+ */
 int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info)
 {
 	struct fab_event *ev = calloc(1, sizeof(*ev));
@@ -72,21 +92,10 @@ int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, stru
 	}
 	ev->kind = kind;
 	ev->info = info;
-	pthread_mutex_lock(&q->lock);
-	if (q->tail)
-		q->tail->next = ev;
-	else
-		q->head = ev;
-	q->tail = ev;
-	pthread_mutex_unlock(&q->lock);
-	uint64_t one = 1;
-	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
-		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+	fab_evq_push_event(q, ev);
 	return 0;
 nomem:
 	FAB_LOG_ERROR("out of memory: an event is lost");
-	if (info)
-		fi_freeinfo(info);
 	return RPMA_E_NOMEM;
 }
 
