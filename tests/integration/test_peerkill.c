@@ -260,7 +260,7 @@ static void pkv_main(struct pk *k, enum pk_stage stage)
 
 	if (!k->survivor_is_server) {
 		/* the victim serves */
-		char port[8];
+		char port[8] = {0}; /* all 8 bytes go through the pipe */
 		struct rpma_ep *ep = NULL;
 		unsigned base = 20000 + ((unsigned)getpid() * 13u) % 30000u;
 		for (unsigned i = 0; i < 64 && ep == NULL; i++) {
