@@ -6,7 +6,8 @@
 # Environment: RPMA_DISTCHECK=0 skips 'make distcheck'; RPMA_GUEST=0 skips the
 # Soft-RoCE guest runs (reported as skipped, never as passed); RPMA_TSAN=0 skips
 # the ThreadSanitizer run of tests/threads and the integration suite (in
-# build-dir/tsan; its results count in the summary).
+# build-dir/tsan; its results count in the summary); RPMA_ASAN=0 skips the
+# AddressSanitizer + UBSan run of the host test programs (build-dir/asan).
 set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$src/build}
@@ -25,7 +26,8 @@ step "make"
 make -j"$jobs" >make.log 2>&1 || { tail -50 make.log; fail "build failed"; }
 step "format-check"
 make -s format-check || fail "sources are not formatted (run 'make format')"
-find tsan -name '*.trs' -delete 2>/dev/null # the last ThreadSanitizer run's results
+# the last sanitizer runs' results
+find tsan asan -name '*.trs' -delete 2>/dev/null
 step "make check"
 make -j"$jobs" check >check.log 2>&1
 check_rc=$?
@@ -49,6 +51,19 @@ if [ "${RPMA_TSAN:-1}" != 0 ]; then
 else
 	echo "skipped (RPMA_TSAN=0)"
 fi
+asan_rc=0 asan_extra=0
+step "AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn"
+if [ "${RPMA_ASAN:-1}" != 0 ]; then
+	bash "$src"/tests/asan/asan.sh "$build/asan"
+	asan_rc=$?
+	# a failure before any test ran (configure, build) counts once
+	if [ "$asan_rc" -ne 0 ] &&
+		[ -z "$(find asan -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
+		asan_extra=1
+	fi
+else
+	echo "skipped (RPMA_ASAN=0)"
+fi
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
@@ -63,10 +78,11 @@ if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 fi
 step "summary"
 bash "$src"/tests/summary.sh . | sed '$d' || true
-if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ]; then
+if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ]; then
 	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "tsan: $([ "$tsan_rc" -eq 0 ] && echo ok || echo FAILED)"
+	echo "asan: $([ "$asan_rc" -eq 0 ] && echo ok || echo FAILED)"
 fi
 # the closing line (tests/summary.sh prints the counts of the test run itself)
-bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra))
-[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ]
+bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra + asan_extra))
+[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ] && [ "$asan_rc" -eq 0 ]

@@ -8,6 +8,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ITEST_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ITEST_LSAN 1
+#endif
+#endif
+#ifndef ITEST_LSAN
+#define ITEST_LSAN 0
+#endif
+#if ITEST_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "itest.h"
 
 static const char *const itest_names[] = {"fabric", "verbs"};
@@ -61,6 +75,15 @@ void itest_begin(const char *prov)
 	/* keep stderr for real problems; errors the scenarios provoke are expected */
 	if (getenv("RPMA_LOG_LEVEL") == NULL)
 		rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED);
+}
+
+/* itest_end -- the leak check of an AddressSanitizer build */
+void itest_end(void)
+{
+#if ITEST_LSAN
+	cr_assert_eq(__lsan_do_recoverable_leak_check(), 0,
+		     "LeakSanitizer found leaks in this scenario (its report is above)");
+#endif
 }
 
 /* itest_current_provider -- the provider of the running scenario */

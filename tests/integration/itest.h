@@ -45,6 +45,7 @@ const char *itest_provider_name(int index);
 		const char *prov_ = itest_provider_name(*param);               \
 		itest_begin(prov_);                                            \
 		suite##_##name##_body(prov_);                                  \
+		itest_end();                                                   \
 	}                                                                      \
 	static void suite##_##name##_body(const char *prov)
 
@@ -58,11 +59,19 @@ const char *itest_provider_name(int index);
 	{                                             \
 		itest_begin("verbs");                 \
 		suite##_##name##_body();              \
+		itest_end();                          \
 	}                                             \
 	static void suite##_##name##_body(void)
 
 /* itest_begin -- select the provider or skip the scenario */
 void itest_begin(const char *prov);
+/*
+ * itest_end -- after a scenario's body: in an AddressSanitizer build, fail the
+ * scenario when LeakSanitizer finds memory nothing points to any more
+ * (Criterion ends its test processes without running LeakSanitizer's exit
+ * check)
+ */
+void itest_end(void);
 /* itest_current_provider -- the provider itest_begin() selected */
 const char *itest_current_provider(void);
 /* itest_ip -- the address tests listen on and connect to (RPMA_TESTING_IP, default 127.0.0.1) */

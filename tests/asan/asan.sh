@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# asan.sh -- build an AddressSanitizer + UndefinedBehaviorSanitizer tree and run the host test programs in it
+#
+# Usage: tests/asan/asan.sh BUILD-DIR
+# Configures BUILD-DIR from this source tree with --enable-sanitizers
+# (-fsanitize=address,undefined, UBSan errors fatal; LeakSanitizer on),
+# builds librpma and the host test programs and runs them through the
+# automake test harness, so that their .trs files count in
+# tests/summary.sh: every unit test (core over the fake provider, fault
+# injection included), the integration suite over libfabric tcp and over
+# sockets, the multi-threaded scenarios, the fault walk over the real fabric
+# provider and a short connection churn.  Nothing needs an RDMA device (the
+# verbs provider runs under valgrind memcheck in the Soft-RoCE guest,
+# tests/rxe/guest-suite.sh); the fuzz targets are ASan+UBSan builds of their
+# own (tests/fuzz).
+# Prints "asan: ok" or "asan: FAILED (...)"; the exit status says the same.
+set -uo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=${1:?usage: asan.sh BUILD-DIR}
+jobs=${ASAN_JOBS:-2}
+
+failed() {
+	echo "asan: FAILED ($*)"
+	exit 1
+}
+
+if ! mkdir -p "$dir" || ! cd "$dir"; then
+	failed "cannot enter $dir"
+fi
+# results of an earlier run must not count again
+find . -name '*.trs' -delete 2>/dev/null
+if [ ! -f Makefile ] || [ "$src/configure" -nt Makefile ]; then
+	"$src"/configure -q --enable-sanitizers=address >configure.log 2>&1 ||
+		{ tail -20 configure.log; failed "configure"; }
+fi
+grep -q -- '-fsanitize=address' Makefile || failed "$dir is not an AddressSanitizer build"
+progs=""
+for f in "$src"/tests/unit/test_*.c; do
+	f=${f##*/}
+	progs="$progs tests/unit/${f%.c}"
+done
+progs="$progs tests/integration/test_integration tests/threads/test_threads"
+progs="$progs tests/faultwalk/faultwalk tests/churn/churn"
+# shellcheck disable=SC2086
+make -j"$jobs" $progs >make.log 2>&1 || { tail -30 make.log; failed "build"; }
+
+# a sanitizer report ends the process with an error: the scenario fails
+export ASAN_OPTIONS="detect_leaks=1 abort_on_error=0 ${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
+export RPMA_CHURN_CYCLES=${RPMA_CHURN_CYCLES:-1000}
+tests="$progs tests/integration/sockets.sh"
+# shellcheck disable=SC2086
+make -j"$jobs" check-TESTS TESTS="$tests" >check.log 2>&1
+rc=$?
+grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log
+if [ "$rc" -ne 0 ]; then
+	for p in $tests; do
+		grep -q '^:test-result: PASS' "${p%.sh}.trs" 2>/dev/null && continue
+		echo "----- $dir/${p%.sh}.log"
+		grep -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error|^SUMMARY|#[0-9] |\[FAIL\]|Synthesis' \
+			"${p%.sh}.log" | head -60
+	done
+	failed "see $dir/tests/*/*.log"
+fi
+echo "asan: ok"
