@@ -38,32 +38,29 @@ if [ "$check_rc" -ne 0 ]; then
 		tail -40 "${f%.trs}.log"
 	done
 fi
-tsan_rc=0 tsan_extra=0
-step "ThreadSanitizer: tests/threads and the integration suite (fabric)"
-if [ "${RPMA_TSAN:-1}" != 0 ]; then
-	bash "$src"/tests/threads/tsan.sh "$build/tsan"
-	tsan_rc=$?
-	# a failure before any scenario ran (configure, build) counts once
-	if [ "$tsan_rc" -ne 0 ] &&
-		[ -z "$(find tsan -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
-		tsan_extra=1
+# sanitizer_run NAME SCRIPT TITLE -- a sanitizer build in $build/NAME (skipped
+# when RPMA_<NAME>=0); sets NAME_rc, and NAME_extra=1 when it failed before
+# any test ran (configure, build), which then counts as one failure
+sanitizer_run() {
+	local name=$1 script=$2 title=$3 var rc=0 extra=0
+	var=RPMA_$(echo "$name" | tr '[:lower:]' '[:upper:]')
+	step "$title"
+	if [ "${!var:-1}" != 0 ]; then
+		bash "$src/$script" "$build/$name"
+		rc=$?
+		if [ "$rc" -ne 0 ] &&
+			[ -z "$(find "$name" -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
+			extra=1
+		fi
+	else
+		echo "skipped ($var=0)"
 	fi
-else
-	echo "skipped (RPMA_TSAN=0)"
-fi
-asan_rc=0 asan_extra=0
-step "AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn"
-if [ "${RPMA_ASAN:-1}" != 0 ]; then
-	bash "$src"/tests/asan/asan.sh "$build/asan"
-	asan_rc=$?
-	# a failure before any test ran (configure, build) counts once
-	if [ "$asan_rc" -ne 0 ] &&
-		[ -z "$(find asan -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
-		asan_extra=1
-	fi
-else
-	echo "skipped (RPMA_ASAN=0)"
-fi
+	printf -v "${name}_rc" '%s' "$rc"
+	printf -v "${name}_extra" '%s' "$extra"
+}
+sanitizer_run tsan tests/threads/tsan.sh "ThreadSanitizer: tests/threads and the integration suite (fabric)"
+sanitizer_run asan tests/asan/asan.sh \
+	"AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn"
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
