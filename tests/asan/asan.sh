@@ -9,7 +9,7 @@
 # automake test harness, so that their .trs files count in
 # tests/summary.sh: every unit test (core over the fake provider, fault
 # injection included), the integration suite over libfabric tcp and over
-# sockets, the multi-threaded scenarios, the fault walk over the real fabric
+# sockets (without leak check there, see below), the multi-threaded scenarios, the fault walk over the real fabric
 # provider and a short connection churn.  Nothing needs an RDMA device (the
 # verbs provider runs under valgrind memcheck in the Soft-RoCE guest,
 # tests/rxe/guest-suite.sh); the fuzz targets are ASan+UBSan builds of their
@@ -49,10 +49,19 @@ make -j"$jobs" $progs >make.log 2>&1 || { tail -30 make.log; failed "build"; }
 export ASAN_OPTIONS="detect_leaks=1 abort_on_error=0 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
 export RPMA_CHURN_CYCLES=${RPMA_CHURN_CYCLES:-1000}
-tests="$progs tests/integration/sockets.sh"
 # shellcheck disable=SC2086
-make -j"$jobs" check-TESTS TESTS="$tests" >check.log 2>&1
+make -j"$jobs" check-TESTS TESTS="$progs" >check.log 2>&1
 rc=$?
+# The integration suite over libfabric's sockets provider runs without the
+# leak check: libfabric 1.17's sockets provider leaks 800 bytes allocated in
+# a thread of its own (stack: start_thread -> libfabric.so only) when a
+# pending connection request is refused (conn/delete_unused and others, not
+# every run).  The same scenarios over tcp keep the leak check above, and
+# valgrind memcheck runs them too; memory errors are still caught here.
+ASAN_OPTIONS="$ASAN_OPTIONS detect_leaks=0" \
+	make check-TESTS TESTS=tests/integration/sockets.sh >check-sockets.log 2>&1 || rc=1
+tests="$progs tests/integration/sockets.sh"
+cat check-sockets.log >>check.log
 grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log
 if [ "$rc" -ne 0 ]; then
 	for p in $tests; do

@@ -102,7 +102,7 @@ PROVIDER_TEST(errors, peer_killed)
 {
 	int to_parent[2];
 	cr_assert_eq(pipe(to_parent), 0);
-	struct rpma_peer *cpeer = itest_peer();
+	/* fork before any peer exists: libfabric's state (its threads) does not survive a fork */
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -124,6 +124,7 @@ PROVIDER_TEST(errors, peer_killed)
 	}
 	/* only the child writes: a child that dies early ends the read below at once */
 	close(to_parent[1]);
+	struct rpma_peer *cpeer = itest_peer();
 	char port[8];
 	cr_assert_eq(read(to_parent[0], port, sizeof(port)), (ssize_t)sizeof(port),
 		     "the server process ended before it listened");
