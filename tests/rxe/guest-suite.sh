@@ -233,7 +233,9 @@ part_criterion() {
 		rm -rf "$LOGDIR/valgrind"
 		mkdir -p "$LOGDIR/valgrind"
 		env=(RPMA_PROVIDER=verbs)
+		# the whole suite under valgrind takes ~45 min of TCG on a busy host
 		limit=2400
+		[[ ${GUEST_SUITE_MEMCHECK:-subset} == full ]] && limit=5400
 		# shellcheck disable=SC2054 # the commas belong to valgrind's options
 		pre=("$BUILDDIR/libtool" --mode=execute valgrind --tool=memcheck --trace-children=yes
 			--vgdb=no --read-inline-info=no --leak-check=full --show-leak-kinds=definite,indirect
