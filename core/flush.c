@@ -145,7 +145,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	uint64_t size = rpma_mr_remote_size(dst);
 	size_t apm_len = size < RPMA_FLUSH_APM_LEN ? (size_t)size : RPMA_FLUSH_APM_LEN;
 	size_t apm_offset = dst_offset;
-	if ((uint64_t)dst_offset + apm_len > size)
+	if (apm_len > size - (uint64_t)dst_offset) /* dst_offset <= size: checked above */
 		apm_offset = (size_t)(size - apm_len);
 	raddr = raddr - dst_offset + apm_offset;
 

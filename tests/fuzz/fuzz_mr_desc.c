@@ -319,7 +319,7 @@ static void do_flush(struct rpma_conn *conn, struct rpma_mr_remote *rmr, const s
 	} else {
 		/* the APM read: up to 8 bytes inside the region, at off or moved back */
 		uint64_t apm = m->size < 8 ? m->size : 8;
-		uint64_t aoff = off + apm > m->size ? m->size - apm : off;
+		uint64_t aoff = apm > m->size - off ? m->size - apm : off; /* no wrap near 2^64 */
 		if (apm == 0)
 			e = (struct expected){
 				.op = FAKE_OP_READ, .pflags = pflags, .null_form = true};

@@ -499,6 +499,22 @@ Test(flush, apm_region_is_read_dst_8_bytes)
 	cr_assert_eq(fake_last_call(FAKE_OP_READ)->offset, 0);
 }
 
+/*
+ * A region that reaches the top of the address space: the APM read near its
+ * end must move back inside it, not wrap past 2^64 (found by fuzz_mr_desc).
+ */
+Test(flush, apm_read_near_2to64_stays_inside)
+{
+	struct rpma_mr_remote *top = unit_remote(0, UINT64_MAX, UNIT_RKEY, UNIT_USAGE_ALL);
+	cr_assert_eq(rpma_flush(conn, top, (size_t)(UINT64_MAX - 3), 1, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, NULL),
+		     0);
+	const struct fake_call *c = fake_last_call(FAKE_OP_READ);
+	cr_assert_eq(c->len, 8);
+	cr_assert_eq(c->raddr, UINT64_MAX - 8, "raddr 0x%llx", (unsigned long long)c->raddr);
+	cr_assert_eq(rpma_mr_remote_delete(&top), 0);
+}
+
 /* native flush: the peer reports the capability from peer_init */
 static void native_init(void)
 {
