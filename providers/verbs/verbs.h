@@ -27,6 +27,23 @@
 /* the timeout of the address resolution of rpma_utils_get_ibv_context() */
 #define VRB_RESOLVE_TIMEOUT_MS 1000
 
+/*
+ * Transport retries of an operation toward a peer that does not answer:
+ * 6, not 7, because Soft-RoCE (rdma_rxe) takes 7 as "retry for ever", so an
+ * operation toward a dead peer would never complete; 6 ends in
+ * IBV_WC_RETRY_EXC_ERR on every device.
+ */
+#define VRB_RETRY_COUNT 6
+
+/*
+ * Bounds of the queue pair's local ACK timeout exponent (4.096 us * 2^x per
+ * try), derived from the connection's timeout: 15 (134 ms per try, 0.94 s
+ * for all 7) keeps a busy or emulated device from giving up on a live peer;
+ * 24 (69 s per try) is far beyond any timeout anyone configures.
+ */
+#define VRB_ACK_TIMEOUT_MIN 15
+#define VRB_ACK_TIMEOUT_MAX 24
+
 /* a peer: the protection domain on one device and what the device can do */
 struct vrb_peer {
 	struct ibv_context *ctx;
@@ -163,6 +180,9 @@ int vrb_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 			 const struct rpma_conn_setup *setup, struct rpma_conn_private_data *pdata);
 
 /* ----- verbs_conn.c */
+/* vrb_ack_timeout -- the ACK timeout exponent that fits the retries into timeout_ms */
+uint8_t vrb_ack_timeout(int timeout_ms);
+
 int vrb_transport_new(struct vrb_peer *peer, struct vrb_conn *vc, struct rdma_cm_id *id,
 		      const struct rpma_conn_setup *setup);
 int vrb_transport_delete(struct vrb_conn *vc);

@@ -42,6 +42,44 @@ static uint32_t vrb_qp_max_inline(struct ibv_qp *qp, uint32_t granted)
 }
 
 /*
+ * vrb_ack_timeout -- the largest local ACK timeout exponent x (4.096 us *
+ * 2^x per try) with which all VRB_RETRY_COUNT + 1 tries of an operation
+ * toward a peer that stopped answering end within timeout_ms, clamped to
+ * [VRB_ACK_TIMEOUT_MIN, VRB_ACK_TIMEOUT_MAX]
+ */
+uint8_t vrb_ack_timeout(int timeout_ms)
+{
+	/* the budget of one try in ns, against 4096 ns * 2^x */
+	uint64_t per_try_ns =
+		(uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u / (VRB_RETRY_COUNT + 1);
+	uint8_t x = VRB_ACK_TIMEOUT_MIN;
+	while (x < VRB_ACK_TIMEOUT_MAX && (4096ull << (x + 1)) <= per_try_ns)
+		x++;
+	return x;
+}
+
+/*
+ * vrb_set_ack_timeout -- make an operation toward a dead peer fail within the
+ * connection's timeout instead of the path's default (seconds per try on
+ * Soft-RoCE); rdma_cm applies it when the queue pair moves to RTS. Where the
+ * kernel does not take the option the default stays: a warning, no failure.
+ */
+static void vrb_set_ack_timeout(struct rdma_cm_id *id, int timeout_ms)
+{
+	uint8_t x = vrb_ack_timeout(timeout_ms);
+	errno = 0;
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &x, sizeof(x))) {
+		int e = vrb_errno();
+		VRB_LOG_WARNING("rdma_set_option(ACK_TIMEOUT %u) failed (%s): the device's "
+				"default ACK timeout stays",
+				(unsigned)x, strerror(e));
+		return;
+	}
+	VRB_LOG_DEBUG("ACK timeout 2^%u * 4.096 us (%d ms timeout, %d retries)", (unsigned)x,
+		      timeout_ms, VRB_RETRY_COUNT);
+}
+
+/*
  * vrb_transport_new -- the CQs and the RC queue pair of a connection on id
  * (resolved or incoming); on failure everything made here is released and
  * id is left as it was
@@ -118,6 +156,8 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 		attr.send_ops_flags |= IBV_QP_EX_WITH_FLUSH;
 	}
 #endif
+
+	vrb_set_ack_timeout(id, setup->timeout_ms);
 
 	errno = 0;
 	if (rdma_create_qp_ex(id, &attr)) {
@@ -326,12 +366,7 @@ int vrb_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 	param.responder_resources = RDMA_MAX_RESP_RES;
 	param.initiator_depth = RDMA_MAX_INIT_DEPTH;
 	param.flow_control = 1;
-	/*
-	 * 6, not 7: Soft-RoCE (rdma_rxe) takes a transport retry count of 7 as
-	 * "retry for ever", so an operation toward a peer that died would never
-	 * complete; 6 ends in IBV_WC_RETRY_EXC_ERR on every device
-	 */
-	param.retry_count = 6;
+	param.retry_count = VRB_RETRY_COUNT;
 	param.rnr_retry_count = 7; /* 7: retry for ever */
 
 	if (vc->incoming) {

@@ -19,18 +19,21 @@
  * Each scenario forks a victim (the server or the client of one connection)
  * and plays the other side, the survivor, in the test process. The victim is
  * killed with SIGKILL at a given stage; the survivor must see the end of the
- * connection (an event, error completions) within PK_DEADLINE_MS, never hang
- * (a blocked wait is watched by alarm(): PK_WATCHDOG_S), and delete every
- * object it made with success. Each scenario prints one "[peerkill]" line:
- * what the survivor saw and when.
+ * connection (an event, error completions) within its configured connection
+ * timeout plus PK_SLACK_MS for scheduling, never hang (a blocked wait is
+ * watched by alarm(): PK_WATCHDOG_S), and delete every object it made with
+ * success. Each scenario prints one "[peerkill]" line: what the survivor saw
+ * and when.
  *
- * The deadline is the verbs transport's: a survivor blocked in rpma_cq_wait
- * (or streaming) learns of the death only when its queue pair runs out of
- * retries, 7 ACK timeouts later (about 16 s on Soft-RoCE); the socket
- * transports and libfabric's verbs (whose progress thread takes the peer's
- * disconnect) take milliseconds.
+ * The timeout matters on verbs: a survivor blocked in rpma_cq_wait (or
+ * streaming) learns of the death only when its queue pair runs out of
+ * retries, and the provider derives the ACK timeout of each retry from the
+ * connection's timeout so that all of them fit in it. The socket transports
+ * and libfabric's verbs (whose progress thread takes the peer's disconnect)
+ * take milliseconds. PEERKILL_SLACK_MS overrides the slack (valgrind).
  */
-#define PK_DEADLINE_MS 30000
+#define PK_SLACK_MS    1500
+#define PK_WAIT_MS     30000 /* the victim's answers before it is killed */
 #define PK_WATCHDOG_S  40
 #define PK_TIMEOUT_MS  3000 /* the survivor's connection timeout */
 #define PK_REGION      (1u << 20)
@@ -55,7 +58,16 @@ struct pk {
 	struct itest_region reg;    /* the survivor's own region */
 	struct rpma_mr_remote *rmr; /* the victim's region */
 	long long t_kill;	    /* when the victim was killed (ms) */
+	int timeout_ms;		    /* the survivor's connection timeout */
 };
+
+/* pk_deadline_ms -- how long after the kill the survivor may take to see the end */
+static long long pk_deadline_ms(const struct pk *k)
+{
+	const char *e = getenv("PEERKILL_SLACK_MS");
+	long long slack = e && *e ? atoll(e) : PK_SLACK_MS;
+	return k->timeout_ms + slack;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -178,12 +190,12 @@ static void pkv_send(struct pk *k, char c)
 		_exit(3);
 }
 
-/* pkv_event -- the next connection event within PK_DEADLINE_MS */
+/* pkv_event -- the next connection event within PK_WAIT_MS */
 static enum rpma_conn_event pkv_event(struct rpma_conn *conn)
 {
 	int fd = -1;
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	if (rpma_conn_get_event_fd(conn, &fd) || !pk_wait_fd(fd, PK_DEADLINE_MS))
+	if (rpma_conn_get_event_fd(conn, &fd) || !pk_wait_fd(fd, PK_WAIT_MS))
 		pkv_fail("waiting for a connection event", RPMA_E_UNKNOWN);
 	int ret = rpma_conn_next_event(conn, &ev);
 	if (ret)
@@ -272,7 +284,7 @@ static void pkv_main(struct pk *k, enum pk_stage stage)
 		if (write(k->up[1], port, sizeof(port)) != sizeof(port))
 			_exit(8);
 		int fd = -1;
-		if (rpma_ep_get_fd(ep, &fd) || !pk_wait_fd(fd, PK_DEADLINE_MS))
+		if (rpma_ep_get_fd(ep, &fd) || !pk_wait_fd(fd, PK_WAIT_MS))
 			pkv_fail("waiting for the request", RPMA_E_UNKNOWN);
 		ret = rpma_ep_next_conn_req(ep, cfg, &req);
 		if (ret)
@@ -294,7 +306,7 @@ static void pkv_main(struct pk *k, enum pk_stage stage)
 
 	/* the victim is the client */
 	char port[8];
-	if (!pk_wait_fd(k->down[0], PK_DEADLINE_MS) ||
+	if (!pk_wait_fd(k->down[0], PK_WAIT_MS) ||
 	    read(k->down[0], port, sizeof(port)) != sizeof(port))
 		_exit(9);
 	ret = rpma_conn_req_new(peer, itest_ip(), port, cfg, &req);
@@ -326,11 +338,11 @@ static void pkv_main(struct pk *k, enum pk_stage stage)
 
 /* ------------------------------------------------------------ the survivor */
 
-/* pk_recv_byte -- the victim's next progress byte (within PK_DEADLINE_MS) */
+/* pk_recv_byte -- the victim's next progress byte (within PK_WAIT_MS) */
 static char pk_recv_byte(struct pk *k)
 {
 	char c = 0;
-	cr_assert(pk_wait_fd(k->up[0], PK_DEADLINE_MS), "the victim said nothing");
+	cr_assert(pk_wait_fd(k->up[0], PK_WAIT_MS), "the victim said nothing");
 	cr_assert_eq(read(k->up[0], &c, 1), 1, "the victim failed before the stage");
 	return c;
 }
@@ -356,7 +368,8 @@ static void pk_start(struct pk *k, bool survivor_is_server, enum pk_stage stage)
 	k->peer = itest_peer();
 	itest_region_new(&k->reg, k->peer, PK_REGION, ITEST_ALL_USAGE);
 	cr_assert_eq(rpma_conn_cfg_new(&k->cfg), 0);
-	cr_assert_eq(rpma_conn_cfg_set_timeout(k->cfg, PK_TIMEOUT_MS), 0);
+	k->timeout_ms = PK_TIMEOUT_MS;
+	cr_assert_eq(rpma_conn_cfg_set_timeout(k->cfg, k->timeout_ms), 0);
 	cr_assert_eq(rpma_conn_cfg_set_sq_size(k->cfg, 2 * PK_WINDOW), 0);
 	cr_assert_eq(rpma_conn_cfg_set_cq_size(k->cfg, 4 * PK_WINDOW), 0);
 }
@@ -372,7 +385,7 @@ static struct rpma_conn_req *pk_request(struct pk *k)
 		return itest_next_req(k->ep, k->cfg);
 	}
 	char port[8];
-	cr_assert(pk_wait_fd(k->up[0], PK_DEADLINE_MS), "the victim did not listen");
+	cr_assert(pk_wait_fd(k->up[0], PK_WAIT_MS), "the victim did not listen");
 	cr_assert_eq(read(k->up[0], port, sizeof(port)), (ssize_t)sizeof(port));
 	cr_assert_eq(rpma_conn_req_new(k->peer, itest_ip(), port, k->cfg, &req), 0);
 	return req;
@@ -391,13 +404,14 @@ static void pk_connect(struct pk *k)
 	cr_assert_eq(pk_recv_byte(k), 'E');
 }
 
-/* pk_end_event -- the event that ends the connection, waited for up to PK_DEADLINE_MS */
+/* pk_end_event -- the event that ends the connection, within the deadline from the kill */
 static enum rpma_conn_event pk_end_event(struct pk *k, long long *ms)
 {
 	int fd = -1;
+	long long deadline = pk_deadline_ms(k), left = k->t_kill + deadline - pk_now_ms();
 	cr_assert_eq(rpma_conn_get_event_fd(k->conn, &fd), 0);
-	cr_assert(pk_wait_fd(fd, PK_DEADLINE_MS), "no connection event within %d ms of the kill",
-		  PK_DEADLINE_MS);
+	cr_assert(pk_wait_fd(fd, left > 0 ? (int)left : 0),
+		  "no connection event within %lld ms of the kill", deadline);
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	cr_assert_eq(rpma_conn_next_event(k->conn, &ev), 0);
 	*ms = pk_now_ms() - k->t_kill;
@@ -409,7 +423,7 @@ static enum rpma_conn_event pk_end_event(struct pk *k, long long *ms)
 
 /*
  * pk_fails_now -- an operation toward the dead victim fails: refused when
- * posted, or an error completion within PK_DEADLINE_MS; returns what it saw
+ * posted, or an error completion within the deadline; returns what it saw
  */
 static const char *pk_fails_now(struct pk *k, long long *ms)
 {
@@ -423,8 +437,9 @@ static const char *pk_fails_now(struct pk *k, long long *ms)
 		return "post refused (RPMA_E_PROVIDER)";
 	}
 	struct ibv_wc wc;
-	cr_assert_eq(itest_wc(k->cq, &wc, PK_DEADLINE_MS), 0,
-		     "no completion within %d ms for a read toward the dead peer", PK_DEADLINE_MS);
+	long long deadline = pk_deadline_ms(k);
+	cr_assert_eq(itest_wc(k->cq, &wc, (int)deadline), 0,
+		     "no completion within %lld ms for a read toward the dead peer", deadline);
 	*ms = pk_now_ms() - t0;
 	cr_assert_eq(wc.wr_id, 0xdead);
 	cr_assert_neq(wc.status, IBV_WC_SUCCESS, "a read from a dead peer succeeded");
@@ -508,7 +523,7 @@ static void pk_setup(const char *prov, bool survivor_is_server)
 			second = rpma_utils_conn_event_2str(ev);
 			ms = ms2;
 		}
-		cr_assert_leq(ms, PK_TIMEOUT_MS + 2000, "the end took %lld ms", ms);
+		cr_assert_leq(ms, pk_deadline_ms(&k), "the end took %lld ms after the kill", ms);
 	}
 	fprintf(stderr, "[peerkill] %s/%s: setup, %s: %s, then %s, %lld ms after the kill\n", prov,
 		itest_libfabric_prov(), pk_who(&k), first, second, ms);
@@ -542,11 +557,12 @@ PROVIDER_TEST(peerkill, stream_server_dies)
 	long posted = 0, done = 0, errors = 0, ok_after = 0;
 	int post_ret = 0;
 	enum ibv_wc_status first_err = IBV_WC_SUCCESS;
-	long long t_err = 0, until = pk_now_ms() + PK_DEADLINE_MS;
+	long long t_err = 0, until = pk_now_ms() + PK_WAIT_MS;
 	while (pk_now_ms() < until) {
 		if (k.victim > 0 && done >= PK_BEFORE_KILL) {
 			pk_kill(&k);
-			until = k.t_kill + PK_DEADLINE_MS; /* the deadline counts from the kill */
+			until = k.t_kill +
+				pk_deadline_ms(&k); /* the deadline counts from the kill */
 		}
 		while (post_ret == 0 && posted - done < PK_WINDOW) {
 			size_t off = (size_t)(posted % 64) * 4096;
@@ -588,9 +604,9 @@ PROVIDER_TEST(peerkill, stream_server_dies)
 	cr_assert_leq(k.victim, 0, "the stream made %ld completions, the kill needed %d", done,
 		      PK_BEFORE_KILL);
 	cr_assert(errors > 0 || post_ret != 0,
-		  "the server died but the stream went on without a failure for %d ms "
+		  "the server died but the stream went on without a failure for %lld ms "
 		  "(%ld posted, %ld completed)",
-		  PK_DEADLINE_MS, posted, done);
+		  pk_deadline_ms(&k), posted, done);
 	cr_assert_eq(done, posted, "%ld operations posted, %ld completed", posted, done);
 	if (post_ret)
 		cr_assert_eq(post_ret, RPMA_E_PROVIDER, "posting: %s", rpma_err_2str(post_ret));
@@ -635,10 +651,12 @@ PROVIDER_TEST(peerkill, stream_client_dies)
  * and blocks in rpma_cq_wait; the victim is killed meanwhile: a completion
  * with an error wakes the survivor, then the connection ends
  */
-static void pk_cq_wait(const char *prov, bool survivor_is_server)
+static void pk_cq_wait(const char *prov, bool survivor_is_server, int timeout_ms)
 {
 	struct pk k;
 	pk_start(&k, survivor_is_server, PK_CQ_WAIT);
+	k.timeout_ms = timeout_ms;
+	cr_assert_eq(rpma_conn_cfg_set_timeout(k.cfg, timeout_ms), 0);
 	pk_connect(&k);
 	cr_assert_eq(kill(k.victim, SIGSTOP), 0);
 	struct pk_killer kl;
@@ -646,10 +664,10 @@ static void pk_cq_wait(const char *prov, bool survivor_is_server)
 	long ok = 0;
 	struct ibv_wc wc = {0};
 	long long t_block = 0;
-	long long until = pk_now_ms() + PK_DEADLINE_MS;
+	long long until = pk_now_ms() + PK_WAIT_MS;
 	for (;;) {
 		cr_assert_lt(pk_now_ms(), until, "%ld reads succeeded, no failure within %d ms", ok,
-			     PK_DEADLINE_MS);
+			     PK_WAIT_MS);
 		int ret = rpma_read(k.conn, k.reg.mr, 0, k.rmr, 0, 4096, RPMA_F_COMPLETION_ALWAYS,
 				    (void *)7);
 		if (ret) {
@@ -682,26 +700,36 @@ static void pk_cq_wait(const char *prov, bool survivor_is_server)
 	pk_killer_join(&k, &kl);
 	cr_assert_geq(woke, k.t_kill, "a read failed before the victim was killed");
 	long long blocked = woke - t_block, after_kill = woke - k.t_kill;
+	cr_assert_leq(after_kill, pk_deadline_ms(&k),
+		      "the failure woke rpma_cq_wait %lld ms after the kill (timeout %d ms)",
+		      after_kill, k.timeout_ms);
 	long long ev_ms = 0;
 	enum rpma_conn_event ev = pk_end_event(&k, &ev_ms);
 	fprintf(stderr,
-		"[peerkill] %s/%s: cq_wait, %s: %ld reads ok, then %s; last wait blocked %lld ms, "
-		"woke %lld ms after the kill; event %s after %lld ms\n",
-		prov, itest_libfabric_prov(), pk_who(&k), ok, ibv_wc_status_str(wc.status), blocked,
-		after_kill, rpma_utils_conn_event_2str(ev), ev_ms);
+		"[peerkill] %s/%s: cq_wait, %s, timeout %d ms: %ld reads ok, then %s; last wait "
+		"blocked %lld ms, woke %lld ms after the kill; event %s after %lld ms\n",
+		prov, itest_libfabric_prov(), pk_who(&k), k.timeout_ms, ok,
+		ibv_wc_status_str(wc.status), blocked, after_kill, rpma_utils_conn_event_2str(ev),
+		ev_ms);
 	pk_finish(&k);
 }
 
 /* the client blocks in rpma_cq_wait while the server is killed */
 PROVIDER_TEST(peerkill, cq_wait_server_dies)
 {
-	pk_cq_wait(prov, false);
+	pk_cq_wait(prov, false, PK_TIMEOUT_MS);
+}
+
+/* the same with the default connection timeout (1 s): the failure comes as soon */
+PROVIDER_TEST(peerkill, cq_wait_default_timeout)
+{
+	pk_cq_wait(prov, false, RPMA_DEFAULT_TIMEOUT_MS);
 }
 
 /* the server blocks in rpma_cq_wait while the client is killed */
 PROVIDER_TEST(peerkill, cq_wait_client_dies)
 {
-	pk_cq_wait(prov, true);
+	pk_cq_wait(prov, true, PK_TIMEOUT_MS);
 }
 
 /* ------------------------------------------------------------ (d) rpma_conn_next_event */
@@ -728,6 +756,8 @@ static void pk_next_event(const char *prov, bool survivor_is_server)
 		  "the connection ended with %s, LOST or CLOSED expected",
 		  rpma_utils_conn_event_2str(ev));
 	cr_assert_geq(woke, k.t_kill, "woken before the kill");
+	cr_assert_leq(woke - k.t_kill, pk_deadline_ms(&k), "woken %lld ms after the kill",
+		      woke - k.t_kill);
 	long long op_ms = 0;
 	const char *op = pk_fails_now(&k, &op_ms);
 	fprintf(stderr,

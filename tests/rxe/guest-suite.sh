@@ -232,7 +232,8 @@ part_criterion() {
 		fi
 		rm -rf "$LOGDIR/valgrind"
 		mkdir -p "$LOGDIR/valgrind"
-		env=(RPMA_PROVIDER=verbs)
+		# valgrind slows the survivor of a peer-kill scenario, not the transport
+		env=(RPMA_PROVIDER=verbs PEERKILL_SLACK_MS=10000)
 		# the whole suite under valgrind takes ~45 min of TCG on a busy host
 		limit=2400
 		[[ ${GUEST_SUITE_MEMCHECK:-subset} == full ]] && limit=5400
