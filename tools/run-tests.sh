@@ -60,7 +60,7 @@ sanitizer_run() {
 }
 sanitizer_run tsan tests/threads/tsan.sh "ThreadSanitizer: tests/threads and the integration suite (fabric)"
 sanitizer_run asan tests/asan/asan.sh \
-	"AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn"
+	"AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn, examples, demo"
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
