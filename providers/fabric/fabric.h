@@ -413,7 +413,7 @@ void fab_event_free(struct fab_event *ev);
 /* ----- fabric_cq.c */
 int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq);
 void fab_cq_fini(struct fab_cq *cq);
-struct fab_chan *fab_chan_new(void);
+int fab_chan_new(struct fab_chan **chan_ptr);
 void fab_chan_put(struct fab_chan *chan);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);

@@ -357,11 +357,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		goto err;
 	}
 	if (setup->shared_channel) {
-		c->shared_chan = fab_chan_new();
-		if (c->shared_chan == NULL) {
-			ret = RPMA_E_PROVIDER;
+		ret = fab_chan_new(&c->shared_chan);
+		if (ret)
 			goto err;
-		}
 	}
 	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false);
 	if (ret)

@@ -13,23 +13,24 @@
 /* how many libfabric entries one fi_cq_read takes */
 #define FAB_CQ_BATCH 16
 
-/* fab_chan_new -- a completion channel with its eventfd */
-struct fab_chan *fab_chan_new(void)
+/* fab_chan_new -- a completion channel with its eventfd: NOMEM or PROVIDER on failure */
+int fab_chan_new(struct fab_chan **chan_ptr)
 {
 	struct fab_chan *ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		FAB_LOG_ERROR("out of memory");
-		return NULL;
+		return RPMA_E_NOMEM;
 	}
 	ch->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (ch->efd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		free(ch);
-		return NULL;
+		return RPMA_E_PROVIDER;
 	}
 	pthread_mutex_init(&ch->lock, NULL);
 	ch->refs = 1;
-	return ch;
+	*chan_ptr = ch;
+	return 0;
 }
 
 /* fab_chan_put -- drop one reference; the last one closes the channel */
@@ -63,11 +64,11 @@ int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is
 		pthread_mutex_unlock(&chan->lock);
 		cq->chan = chan;
 	} else {
-		cq->chan = fab_chan_new();
-		if (cq->chan == NULL) {
+		int ret = fab_chan_new(&cq->chan);
+		if (ret) {
 			free(cq->ring);
 			cq->ring = NULL;
-			return RPMA_E_PROVIDER;
+			return ret;
 		}
 	}
 	pthread_mutex_init(&cq->lock, NULL);
