@@ -180,9 +180,6 @@ int vrb_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 			 const struct rpma_conn_setup *setup, struct rpma_conn_private_data *pdata);
 
 /* ----- verbs_conn.c */
-/* vrb_ack_timeout -- the ACK timeout exponent that fits the retries into timeout_ms */
-uint8_t vrb_ack_timeout(int timeout_ms);
-
 int vrb_transport_new(struct vrb_peer *peer, struct vrb_conn *vc, struct rdma_cm_id *id,
 		      const struct rpma_conn_setup *setup);
 int vrb_transport_delete(struct vrb_conn *vc);

@@ -47,7 +47,7 @@ static uint32_t vrb_qp_max_inline(struct ibv_qp *qp, uint32_t granted)
  * toward a peer that stopped answering end within timeout_ms, clamped to
  * [VRB_ACK_TIMEOUT_MIN, VRB_ACK_TIMEOUT_MAX]
  */
-uint8_t vrb_ack_timeout(int timeout_ms)
+static uint8_t vrb_ack_timeout(int timeout_ms)
 {
 	/* the budget of one try in ns, against 4096 ns * 2^x */
 	uint64_t per_try_ns =
@@ -70,9 +70,9 @@ static void vrb_set_ack_timeout(struct rdma_cm_id *id, int timeout_ms)
 	errno = 0;
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &x, sizeof(x))) {
 		int e = vrb_errno();
-		VRB_LOG_WARNING("rdma_set_option(ACK_TIMEOUT %u) failed (%s): the device's "
-				"default ACK timeout stays",
-				(unsigned)x, strerror(e));
+		VRB_LOG_WARNING("rdma_set_option(ACK_TIMEOUT %u) failed (errno %d): the "
+				"device's default ACK timeout stays",
+				(unsigned)x, e);
 		return;
 	}
 	VRB_LOG_DEBUG("ACK timeout 2^%u * 4.096 us (%d ms timeout, %d retries)", (unsigned)x,
