@@ -14,9 +14,10 @@
 
 struct rpma_conn {
 	struct rpma_peer *peer;
-	void *priv;	     /* the provider's state (the request's before) */
-	struct rpma_cq *cq;  /* the main CQ */
-	struct rpma_cq *rcq; /* the connection's own receive CQ, or NULL */
+	const struct rpma_provider_ops *ops; /* the peer's provider's, looked up once */
+	void *priv;			     /* the provider's state (the request's before) */
+	struct rpma_cq *cq;		     /* the main CQ */
+	struct rpma_cq *rcq;		     /* the connection's own receive CQ, or NULL */
 	struct rpma_srq *srq;
 	bool shared_channel;
 	_Atomic bool direct_write_to_pmem;
@@ -25,7 +26,7 @@ struct rpma_conn {
 };
 
 /* RPMA_CONN_OPS -- the provider ops of a connection */
-#define RPMA_CONN_OPS(conn) (rpma_peer_provider((conn)->peer)->ops)
+#define RPMA_CONN_OPS(conn) ((conn)->ops)
 
 /* rpma_conn_priv -- the provider state of a connection */
 void *rpma_conn_priv(const struct rpma_conn *conn)
@@ -51,21 +52,13 @@ struct rpma_flush *rpma_conn_flush_obj(const struct rpma_conn *conn)
 	return conn->flush;
 }
 
-/* rpma_data_flags -- check data-path flags and map them to the provider's two values */
-int rpma_data_flags(int flags, int *pflags)
+/* rpma_data_flags_invalid -- the refusal of rpma_data_flags(), logged */
+void rpma_data_flags_invalid(int flags)
 {
-	if (flags == 0) {
+	if (flags == 0)
 		RPMA_LOG_ERROR("invalid argument: flags == 0");
-		return RPMA_E_INVAL;
-	}
-	if (flags & ~RPMA_F_COMPLETION_ALWAYS) {
+	else
 		RPMA_LOG_ERROR("invalid argument: unknown flags 0x%x", (unsigned)flags);
-		return RPMA_E_INVAL;
-	}
-
-	*pflags = (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? RPMA_F_COMPLETION_ALWAYS
-							 : RPMA_F_COMPLETION_ON_ERROR;
-	return 0;
 }
 
 /* rpma_conn_new -- the connection object a request turns into */
@@ -85,6 +78,7 @@ int rpma_conn_new(struct rpma_peer *peer, void *priv, struct rpma_cq *cq, struct
 	}
 
 	conn->peer = peer;
+	conn->ops = rpma_peer_provider(peer)->ops;
 	conn->priv = priv;
 	conn->cq = cq;
 	conn->rcq = rcq;
@@ -348,11 +342,11 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
  * and len 0: *zero is set) or a local range and a remote range, whose remote
  * address and key are returned; RPMA_E_INVAL (logged) when anything is off
  */
-static int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, const char *op,
-			      const struct rpma_mr_local *local, size_t local_offset,
-			      const struct rpma_mr_remote *remote, size_t remote_offset, size_t len,
-			      bool local_is_src, int *pflags, bool *zero, uint64_t *raddr,
-			      uint64_t *rkey)
+static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, const char *op,
+				     const struct rpma_mr_local *local, size_t local_offset,
+				     const struct rpma_mr_remote *remote, size_t remote_offset,
+				     size_t len, bool local_is_src, int *pflags, bool *zero,
+				     uint64_t *raddr, uint64_t *rkey)
 {
 	const char *lname = local_is_src ? "src" : "dst";
 	const char *rname = local_is_src ? "dst" : "src";

@@ -35,11 +35,23 @@ bool rpma_conn_direct_write_to_pmem(const struct rpma_conn *conn);
 /* rpma_conn_flush_obj -- the read-after-write flush region, or NULL */
 struct rpma_flush *rpma_conn_flush_obj(const struct rpma_conn *conn);
 
+/* rpma_data_flags_invalid -- log why data-path flags are refused */
+void rpma_data_flags_invalid(int flags);
+
 /*
  * rpma_data_flags -- check the flags of a data-path operation (non-zero, no
  * bits beyond RPMA_F_COMPLETION_ALWAYS) and map them to the two values a
- * provider accepts
+ * provider accepts (inline: every operation passes here)
  */
-int rpma_data_flags(int flags, int *pflags);
+static inline int rpma_data_flags(int flags, int *pflags)
+{
+	if (flags == 0 || (flags & ~RPMA_F_COMPLETION_ALWAYS)) {
+		rpma_data_flags_invalid(flags);
+		return RPMA_E_INVAL;
+	}
+	*pflags = (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? RPMA_F_COMPLETION_ALWAYS
+							 : RPMA_F_COMPLETION_ON_ERROR;
+	return 0;
+}
 
 #endif /* RPMA_CONN_H */

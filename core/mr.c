@@ -9,23 +9,6 @@
 #include "mr.h"
 #include "peer.h"
 
-struct rpma_mr_local {
-	struct rpma_peer *peer;
-	void *ptr;
-	size_t size;
-	int usage;
-	uint64_t raddr; /* what the peer uses for offset 0 */
-	uint64_t rkey;
-	void *priv; /* the provider's state */
-};
-
-struct rpma_mr_remote {
-	uint64_t raddr;
-	uint64_t size;
-	uint64_t rkey;
-	int usage;
-};
-
 /* rpma_put_le -- store the low n bytes of v little-endian */
 static void rpma_put_le(uint8_t *buf, uint64_t v, int n)
 {
@@ -72,37 +55,26 @@ struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr)
 	return mr->peer;
 }
 
-/* rpma_mr_local_check -- a local range of an operation must lie within the region */
-int rpma_mr_local_check(const struct rpma_mr_local *mr, size_t offset, size_t len, const char *what)
+/* rpma_mr_local_refuse -- the refusal of rpma_mr_local_check(), logged */
+void rpma_mr_local_refuse(const struct rpma_mr_local *mr, size_t offset, size_t len,
+			  const char *what)
 {
-	if (rpma_range_fits(offset, len, mr->size))
-		return 0;
-
 	RPMA_LOG_ERROR("invalid argument: %s range [%zu, +%zu) goes beyond the local region of "
 		       "%zu bytes",
 		       what, offset, len, mr->size);
-	return RPMA_E_INVAL;
 }
 
-/* rpma_mr_remote_target -- the remote address of offset and the key, bounds checked */
-int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t offset, size_t len,
-			  const char *what, uint64_t *raddr, uint64_t *rkey)
+/* rpma_mr_remote_refuse -- the refusal of rpma_mr_remote_target(), logged */
+void rpma_mr_remote_refuse(const struct rpma_mr_remote *mr, size_t offset, size_t len,
+			   const char *what)
 {
-	if (!rpma_range_fits(offset, len, mr->size)) {
+	if (!rpma_range_fits(offset, len, mr->size))
 		RPMA_LOG_ERROR("invalid argument: %s range [%zu, +%zu) goes beyond the remote "
 			       "region of %" PRIu64 " bytes",
 			       what, offset, len, mr->size);
-		return RPMA_E_INVAL;
-	}
-	if (mr->raddr > UINT64_MAX - (uint64_t)offset) {
+	else
 		RPMA_LOG_ERROR("invalid argument: %s offset %zu overflows the remote address", what,
 			       offset);
-		return RPMA_E_INVAL;
-	}
-
-	*raddr = mr->raddr + (uint64_t)offset;
-	*rkey = mr->rkey;
-	return 0;
 }
 
 /* rpma_mr_remote_usage -- the usage bits of a remote region */

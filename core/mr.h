@@ -28,11 +28,46 @@ static inline bool rpma_range_fits(size_t offset, size_t len, uint64_t size)
 }
 
 /*
+ * The two region objects; defined here (for the core only) so that the range
+ * checks every operation makes inline into the data path.
+ */
+struct rpma_mr_local {
+	struct rpma_peer *peer;
+	void *ptr;
+	size_t size;
+	int usage;
+	uint64_t raddr; /* what the peer uses for offset 0 */
+	uint64_t rkey;
+	void *priv; /* the provider's state */
+};
+
+struct rpma_mr_remote {
+	uint64_t raddr;
+	uint64_t size;
+	uint64_t rkey;
+	int usage;
+};
+
+/* rpma_mr_local_refuse -- log the refusal of rpma_mr_local_check() */
+void rpma_mr_local_refuse(const struct rpma_mr_local *mr, size_t offset, size_t len,
+			  const char *what);
+
+/* rpma_mr_remote_refuse -- log the refusal of rpma_mr_remote_target() */
+void rpma_mr_remote_refuse(const struct rpma_mr_remote *mr, size_t offset, size_t len,
+			   const char *what);
+
+/*
  * rpma_mr_local_check -- a local range of an operation: RPMA_E_INVAL (logged,
  * naming what) when offset + len goes beyond the registered size
  */
-int rpma_mr_local_check(const struct rpma_mr_local *mr, size_t offset, size_t len,
-			const char *what);
+static inline int rpma_mr_local_check(const struct rpma_mr_local *mr, size_t offset, size_t len,
+				      const char *what)
+{
+	if (rpma_range_fits(offset, len, mr->size))
+		return 0;
+	rpma_mr_local_refuse(mr, offset, len, what);
+	return RPMA_E_INVAL;
+}
 
 /* rpma_mr_local_peer -- the peer the region was registered with */
 struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr);
@@ -42,8 +77,17 @@ struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr);
  * remote region; RPMA_E_INVAL (logged, naming what) when offset + len goes
  * beyond the region's size or the address overflows
  */
-int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t offset, size_t len,
-			  const char *what, uint64_t *raddr, uint64_t *rkey);
+static inline int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t offset, size_t len,
+					const char *what, uint64_t *raddr, uint64_t *rkey)
+{
+	if (!rpma_range_fits(offset, len, mr->size) || mr->raddr > UINT64_MAX - (uint64_t)offset) {
+		rpma_mr_remote_refuse(mr, offset, len, what);
+		return RPMA_E_INVAL;
+	}
+	*raddr = mr->raddr + (uint64_t)offset;
+	*rkey = mr->rkey;
+	return 0;
+}
 
 /* rpma_mr_remote_usage -- the RPMA_MR_USAGE_* bits of a remote region */
 int rpma_mr_remote_usage(const struct rpma_mr_remote *mr);
