@@ -694,6 +694,38 @@ static int fw_wc(struct rpma_cq *cq, enum ibv_wc_opcode opcode, uint64_t wr_id)
 	return 0;
 }
 
+/*
+ * fw_connect -- the client's rpma_conn_req_connect(): the request pointer is
+ * NULL afterwards whatever happened, the connection is set only on success
+ */
+static int fw_connect(struct fw_ctx *c, const struct rpma_conn_private_data *pd)
+{
+	int ret = FW(rpma_conn_req_connect, &c->creq, pd, &c->cconn);
+	if (c->creq != NULL) {
+		fw_violation("rpma_conn_req_connect (%s) left the request set", rpma_err_2str(ret));
+		c->creq = NULL;
+	}
+	if (ret) {
+		if (c->cconn != NULL) {
+			fw_violation("rpma_conn_req_connect failed but wrote the connection");
+			c->cconn = NULL;
+		}
+		return -1;
+	}
+	c->req_waiting = true;
+	return 0;
+}
+
+/* fw_await_request -- the client's request reaches the server's endpoint */
+static int fw_await_request(struct fw_ctx *c)
+{
+	int fd = -1;
+	STEP(rpma_ep_get_fd, c->ep, &fd);
+	CHECK(fw_fd_ready(fd, FW_WAIT_MS), "no connection request within %d ms", FW_WAIT_MS);
+	c->req_waiting = false; /* it is in the endpoint's queue now */
+	return 0;
+}
+
 /* fw_scenario -- the whole life of a connection; 0 when it completed */
 static int fw_scenario(struct fw_ctx *c)
 {
@@ -744,26 +776,11 @@ static int fw_scenario(struct fw_ctx *c)
 	}
 
 	/* a request dropped before it connects, and one the server rejects */
-	int fd = -1;
 	STEP_NEW(c->creq, rpma_conn_req_new, c->cpeer, c->addr, c->port, c->ccfg, &c->creq);
 	STEP_DEL(rpma_conn_req_delete, &c->creq);
 	STEP_NEW(c->creq, rpma_conn_req_new, c->cpeer, c->addr, c->port, NULL, &c->creq);
-	ret = FW(rpma_conn_req_connect, &c->creq, NULL, &c->cconn);
-	if (c->creq != NULL) {
-		fw_violation("rpma_conn_req_connect (%s) left the request set", rpma_err_2str(ret));
-		c->creq = NULL;
-	}
-	if (ret) {
-		if (c->cconn != NULL) {
-			fw_violation("rpma_conn_req_connect failed but wrote the connection");
-			c->cconn = NULL;
-		}
+	if (fw_connect(c, NULL) || fw_await_request(c))
 		return -1;
-	}
-	c->req_waiting = true;
-	STEP(rpma_ep_get_fd, c->ep, &fd);
-	CHECK(fw_fd_ready(fd, FW_WAIT_MS), "no connection request within %d ms", FW_WAIT_MS);
-	c->req_waiting = false; /* it is in the endpoint's queue now */
 	STEP_NEW(c->sreq, rpma_ep_next_conn_req, c->ep, NULL, &c->sreq);
 	STEP_DEL(rpma_conn_req_delete, &c->sreq);
 	if (fw_event(c->cconn, &ev))
@@ -775,24 +792,12 @@ static int fw_scenario(struct fw_ctx *c)
 	static const char hello[] = "faultwalk: hello";
 	struct rpma_conn_private_data cpd = {(void *)hello, sizeof(hello)};
 	STEP_NEW(c->creq, rpma_conn_req_new, c->cpeer, c->addr, c->port, c->ccfg, &c->creq);
-	ret = FW(rpma_conn_req_connect, &c->creq, &cpd, &c->cconn);
-	if (c->creq != NULL) {
-		fw_violation("rpma_conn_req_connect (%s) left the request set", rpma_err_2str(ret));
-		c->creq = NULL;
-	}
-	if (ret) {
-		if (c->cconn != NULL) {
-			fw_violation("rpma_conn_req_connect failed but wrote the connection");
-			c->cconn = NULL;
-		}
+	if (fw_connect(c, &cpd))
 		return -1;
-	}
 
 	/* the server takes it and accepts with the descriptors as private data */
-	c->req_waiting = true;
-	STEP(rpma_ep_get_fd, c->ep, &fd);
-	CHECK(fw_fd_ready(fd, FW_WAIT_MS), "no connection request within %d ms", FW_WAIT_MS);
-	c->req_waiting = false;
+	if (fw_await_request(c))
+		return -1;
 	STEP_NEW(c->sreq, rpma_ep_next_conn_req, c->ep, c->scfg, &c->sreq);
 	struct rpma_conn_private_data got = {NULL, 0};
 	STEP(rpma_conn_req_get_private_data, c->sreq, &got);
