@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* conn.c -- connections: events, private data, CQs and the data path */
 
-#include <stdatomic.h>
-
 #include "alloc.h"
 #include "conn.h"
 #include "cq.h"
@@ -12,44 +10,10 @@
 #include "peer.h"
 #include "private_data.h"
 
-struct rpma_conn {
-	struct rpma_peer *peer;
-	const struct rpma_provider_ops *ops; /* the peer's provider's, looked up once */
-	void *priv;			     /* the provider's state (the request's before) */
-	struct rpma_cq *cq;		     /* the main CQ */
-	struct rpma_cq *rcq;		     /* the connection's own receive CQ, or NULL */
-	struct rpma_srq *srq;
-	bool shared_channel;
-	_Atomic bool direct_write_to_pmem;
-	struct rpma_conn_private_data pdata; /* the peer's private data, or { NULL, 0 } */
-	struct rpma_flush *flush;	     /* the read-after-write flush region, or NULL */
-};
-
-/* RPMA_CONN_OPS -- the provider ops of a connection */
-#define RPMA_CONN_OPS(conn) ((conn)->ops)
-
-/* rpma_conn_priv -- the provider state of a connection */
-void *rpma_conn_priv(const struct rpma_conn *conn)
-{
-	return conn->priv;
-}
-
 /* rpma_conn_peer -- the peer a connection was made from */
 struct rpma_peer *rpma_conn_peer(const struct rpma_conn *conn)
 {
 	return conn->peer;
-}
-
-/* rpma_conn_direct_write_to_pmem -- what rpma_conn_apply_remote_peer_cfg() stored */
-bool rpma_conn_direct_write_to_pmem(const struct rpma_conn *conn)
-{
-	return atomic_load(&((struct rpma_conn *)conn)->direct_write_to_pmem);
-}
-
-/* rpma_conn_flush_obj -- the read-after-write flush region, or NULL */
-struct rpma_flush *rpma_conn_flush_obj(const struct rpma_conn *conn)
-{
-	return conn->flush;
 }
 
 /* rpma_data_flags_invalid -- the refusal of rpma_data_flags(), logged */
@@ -79,6 +43,7 @@ int rpma_conn_new(struct rpma_peer *peer, void *priv, struct rpma_cq *cq, struct
 
 	conn->peer = peer;
 	conn->ops = rpma_peer_provider(peer)->ops;
+	conn->caps = rpma_peer_caps(peer);
 	conn->priv = priv;
 	conn->cq = cq;
 	conn->rcq = rcq;
@@ -116,7 +81,7 @@ int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 	}
 
 	int f = -1;
-	int ret = RPMA_CONN_OPS(conn)->conn_get_event_fd(conn, &f);
+	int ret = conn->ops->conn_get_event_fd(conn, &f);
 	if (ret)
 		return ret;
 
@@ -134,7 +99,7 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
 	struct rpma_conn_private_data pdata = {NULL, 0};
-	int ret = RPMA_CONN_OPS(conn)->conn_next_event(conn, &ev, &pdata);
+	int ret = conn->ops->conn_next_event(conn, &ev, &pdata);
 	if (ret) /* a failed op leaves nothing behind: pdata is not the core's */
 		return ret;
 
@@ -203,7 +168,7 @@ int rpma_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
 	}
 
 	uint32_t num = 0;
-	int ret = RPMA_CONN_OPS(conn)->conn_get_qp_num(conn, &num);
+	int ret = conn->ops->conn_get_qp_num(conn, &num);
 	if (ret)
 		return ret;
 
@@ -248,7 +213,7 @@ int rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
 	}
 
 	int f = -1;
-	int ret = RPMA_CONN_OPS(conn)->conn_get_compl_fd(conn, &f);
+	int ret = conn->ops->conn_get_compl_fd(conn, &f);
 	if (ret)
 		return ret;
 
@@ -274,7 +239,7 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
 	}
 
 	bool rcq_fired = false;
-	int ret = RPMA_CONN_OPS(conn)->conn_wait(conn, &rcq_fired);
+	int ret = conn->ops->conn_wait(conn, &rcq_fired);
 	if (ret)
 		return ret;
 
@@ -297,7 +262,7 @@ int rpma_conn_disconnect(struct rpma_conn *conn)
 		return RPMA_E_INVAL;
 	}
 
-	int ret = RPMA_CONN_OPS(conn)->conn_disconnect(conn);
+	int ret = conn->ops->conn_disconnect(conn);
 	if (ret == 0)
 		RPMA_LOG_NOTICE("requesting for disconnection");
 	return ret;
@@ -316,7 +281,7 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 		return 0;
 
 	/* the queue pair goes first: nothing may land in the flush region afterwards */
-	int ret = RPMA_CONN_OPS(conn)->conn_delete(conn);
+	int ret = conn->ops->conn_delete(conn);
 	int ret2 = rpma_flush_delete(&conn->flush);
 	if (ret == 0)
 		ret = ret2;
@@ -339,14 +304,16 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 /*
  * rpma_conn_rma_args -- the argument checks rpma_read() and the writes share:
  * conn and flags, then either the zero-byte form (both regions NULL, offsets
- * and len 0: *zero is set) or a local range and a remote range, whose remote
- * address and key are returned; RPMA_E_INVAL (logged) when anything is off
+ * and len 0: the remote address and key stay 0, so every argument the
+ * provider gets is the zero-length form already) or a local range and a
+ * remote range, whose remote address and key are returned; RPMA_E_INVAL
+ * (logged) when anything is off
  */
 static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, const char *op,
 				     const struct rpma_mr_local *local, size_t local_offset,
 				     const struct rpma_mr_remote *remote, size_t remote_offset,
-				     size_t len, bool local_is_src, int *pflags, bool *zero,
-				     uint64_t *raddr, uint64_t *rkey)
+				     size_t len, bool local_is_src, int *pflags, uint64_t *raddr,
+				     uint64_t *rkey)
 {
 	const char *lname = local_is_src ? "src" : "dst";
 	const char *rname = local_is_src ? "dst" : "src";
@@ -359,8 +326,7 @@ static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, co
 	if (ret)
 		return ret;
 
-	*zero = local == NULL || remote == NULL;
-	if (*zero) {
+	if (local == NULL || remote == NULL) {
 		if (local != NULL || remote != NULL || local_offset != 0 || remote_offset != 0 ||
 		    len != 0) {
 			RPMA_LOG_ERROR("invalid argument: %s == NULL (a zero-byte %s needs both "
@@ -385,37 +351,35 @@ int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offs
 	      const void *op_context)
 {
 	int pflags;
-	bool zero;
 	uint64_t raddr = 0, rkey = 0;
 
 	int ret = rpma_conn_rma_args(conn, flags, "read", dst, dst_offset, src, src_offset, len,
-				     false, &pflags, &zero, &raddr, &rkey);
+				     false, &pflags, &raddr, &rkey);
 	if (ret)
 		return ret;
-	if (zero)
-		return RPMA_CONN_OPS(conn)->read(conn, NULL, 0, 0, 0, 0, pflags, op_context);
-	return RPMA_CONN_OPS(conn)->read(conn, dst, dst_offset, raddr, rkey, len, pflags,
-					 op_context);
+	return conn->ops->read(conn, dst, dst_offset, raddr, rkey, len, pflags, op_context);
 }
 
-/* rpma_conn_write -- the common part of rpma_write() and rpma_write_with_imm() */
-static int rpma_conn_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
-			   const struct rpma_mr_local *src, size_t src_offset, size_t len,
-			   int flags, bool with_imm, uint32_t imm, const void *op_context)
+/*
+ * rpma_conn_write -- the common part of rpma_write() and rpma_write_with_imm()
+ * (inlined into each: with_imm is a constant there)
+ */
+static inline __attribute__((always_inline)) int
+rpma_conn_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
+		const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+		bool with_imm, uint32_t imm, const void *op_context)
 {
 	int pflags;
-	bool zero;
 	uint64_t raddr = 0, rkey = 0;
 
 	int ret = rpma_conn_rma_args(conn, flags, "write", src, src_offset, dst, dst_offset, len,
-				     true, &pflags, &zero, &raddr, &rkey);
+				     true, &pflags, &raddr, &rkey);
 	if (ret)
 		return ret;
-	if (zero)
-		return RPMA_CONN_OPS(conn)->write(conn, 0, 0, NULL, 0, 0, pflags, with_imm, imm,
-						  op_context);
-	return RPMA_CONN_OPS(conn)->write(conn, raddr, rkey, src, src_offset, len, pflags, with_imm,
-					  imm, op_context);
+	if (with_imm)
+		return conn->ops->write_imm(conn, src, src_offset, raddr, rkey, len, pflags, imm,
+					    op_context);
+	return conn->ops->write(conn, src, src_offset, raddr, rkey, len, pflags, op_context);
 }
 
 /* rpma_write -- copy len bytes from a local region into the remote one */
@@ -436,10 +400,10 @@ int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size
 			       op_context);
 }
 
-/* rpma_conn_send -- the common part of rpma_send() and rpma_send_with_imm() */
-static int rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
-			  size_t len, int flags, bool with_imm, uint32_t imm,
-			  const void *op_context)
+/* rpma_conn_send -- the common part of rpma_send() and rpma_send_with_imm() (inlined) */
+static inline __attribute__((always_inline)) int
+rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
+	       int flags, bool with_imm, uint32_t imm, const void *op_context)
 {
 	int pflags;
 
@@ -463,7 +427,7 @@ static int rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *sr
 			return ret;
 	}
 
-	return RPMA_CONN_OPS(conn)->send(conn, src, offset, len, pflags, with_imm, imm, op_context);
+	return conn->ops->send(conn, src, offset, len, pflags, with_imm, imm, op_context);
 }
 
 /* rpma_send -- send a message to the peer's posted receive */
@@ -505,5 +469,5 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 		return RPMA_E_PROVIDER;
 	}
 
-	return RPMA_CONN_OPS(conn)->recv(conn, dst, offset, len, op_context);
+	return conn->ops->recv(conn, dst, offset, len, op_context);
 }

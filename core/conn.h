@@ -4,11 +4,28 @@
 #ifndef RPMA_CONN_H
 #define RPMA_CONN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "provider.h"
 
 struct rpma_flush;
+
+/* a connection (defined here for the core's data path; providers see rpma_conn_priv()) */
+struct rpma_conn {
+	void *priv; /* the provider's state (the request's before) */
+	struct rpma_peer *peer;
+	const struct rpma_provider_ops *ops; /* the peer's provider's, looked up once */
+	uint64_t caps;			     /* the peer's RPMA_PROV_CAP_* bits, read once */
+	struct rpma_cq *cq;		     /* the main CQ */
+	struct rpma_cq *rcq;		     /* the connection's own receive CQ, or NULL */
+	struct rpma_srq *srq;
+	bool shared_channel;
+	_Atomic bool direct_write_to_pmem;
+	struct rpma_conn_private_data pdata; /* the peer's private data, or { NULL, 0 } */
+	struct rpma_flush *flush;	     /* the read-after-write flush region, or NULL */
+};
+RPMA_OBJ_PRIV_FIRST(rpma_conn);
 
 /*
  * rpma_conn_new -- the connection object a request turns into: it takes
@@ -30,18 +47,19 @@ void rpma_conn_abandon(struct rpma_conn *conn);
 void rpma_conn_adopt_private_data(struct rpma_conn *conn, struct rpma_conn_private_data *pdata);
 
 /* rpma_conn_direct_write_to_pmem -- what rpma_conn_apply_remote_peer_cfg() stored */
-bool rpma_conn_direct_write_to_pmem(const struct rpma_conn *conn);
-
-/* rpma_conn_flush_obj -- the read-after-write flush region, or NULL */
-struct rpma_flush *rpma_conn_flush_obj(const struct rpma_conn *conn);
+static inline bool rpma_conn_direct_write_to_pmem(const struct rpma_conn *conn)
+{
+	return atomic_load_explicit(&((struct rpma_conn *)conn)->direct_write_to_pmem,
+				    memory_order_relaxed);
+}
 
 /* rpma_data_flags_invalid -- log why data-path flags are refused */
 void rpma_data_flags_invalid(int flags);
 
 /*
  * rpma_data_flags -- check the flags of a data-path operation (non-zero, no
- * bits beyond RPMA_F_COMPLETION_ALWAYS) and map them to the two values a
- * provider accepts (inline: every operation passes here)
+ * bits beyond RPMA_F_COMPLETION_ALWAYS); they go to the provider as they are
+ * (inline: every operation passes here)
  */
 static inline int rpma_data_flags(int flags, int *pflags)
 {
@@ -49,8 +67,7 @@ static inline int rpma_data_flags(int flags, int *pflags)
 		rpma_data_flags_invalid(flags);
 		return RPMA_E_INVAL;
 	}
-	*pflags = (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? RPMA_F_COMPLETION_ALWAYS
-							 : RPMA_F_COMPLETION_ON_ERROR;
+	*pflags = flags;
 	return 0;
 }
 

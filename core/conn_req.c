@@ -13,8 +13,8 @@
 #include "srq.h"
 
 struct rpma_conn_req {
+	void *priv; /* the provider's state (later the connection's) */
 	struct rpma_peer *peer;
-	void *priv;	     /* the provider's state (later the connection's) */
 	struct rpma_cq *cq;  /* the main CQ */
 	struct rpma_cq *rcq; /* the request's own receive CQ, or NULL */
 	struct rpma_srq *srq;
@@ -22,12 +22,7 @@ struct rpma_conn_req {
 	bool peer_ref;			     /* the request holds a reference to the peer */
 	struct rpma_conn_private_data pdata; /* incoming: the client's private data */
 };
-
-/* rpma_conn_req_priv -- the provider state of a request */
-void *rpma_conn_req_priv(const struct rpma_conn_req *req)
-{
-	return req->priv;
-}
+RPMA_OBJ_PRIV_FIRST(rpma_conn_req);
 
 /* rpma_conn_req_peer -- the peer a request was made from */
 struct rpma_peer *rpma_conn_req_peer(const struct rpma_conn_req *req)

@@ -7,16 +7,11 @@
 #include "peer.h"
 
 struct rpma_cq {
-	const struct rpma_provider *prov;
+	void *priv; /* the provider's state */
+	const struct rpma_provider_ops *ops;
 	bool shared_channel; /* signalled through the connection's shared channel */
-	void *priv;	     /* the provider's state */
 };
-
-/* rpma_cq_priv -- the provider state of a CQ */
-void *rpma_cq_priv(const struct rpma_cq *cq)
-{
-	return cq->priv;
-}
+RPMA_OBJ_PRIV_FIRST(rpma_cq);
 
 /* rpma_cq_new -- a CQ object with its zero-filled provider state */
 int rpma_cq_new(const struct rpma_provider *prov, bool shared_channel, struct rpma_cq **cq_ptr)
@@ -31,7 +26,7 @@ int rpma_cq_new(const struct rpma_provider *prov, bool shared_channel, struct rp
 		rpma_free(cq);
 		return ret;
 	}
-	cq->prov = prov;
+	cq->ops = prov->ops;
 	cq->shared_channel = shared_channel;
 
 	*cq_ptr = cq;
@@ -56,7 +51,7 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	}
 
 	int f = -1;
-	int ret = cq->prov->ops->cq_get_fd(cq, &f);
+	int ret = cq->ops->cq_get_fd(cq, &f);
 	if (ret)
 		return ret;
 
@@ -77,7 +72,7 @@ int rpma_cq_wait(struct rpma_cq *cq)
 		return RPMA_E_SHARED_CHANNEL;
 	}
 
-	return cq->prov->ops->cq_wait(cq);
+	return cq->ops->cq_wait(cq);
 }
 
 /* rpma_cq_get_wc -- take up to num_entries completions */
@@ -97,7 +92,7 @@ int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *
 		return RPMA_E_INVAL;
 	}
 
-	int n = cq->prov->ops->cq_poll(cq, num_entries, wc);
+	int n = cq->ops->cq_poll(cq, num_entries, wc);
 	if (n < 0)
 		return n;
 	if (n == 0)

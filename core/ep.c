@@ -8,15 +8,10 @@
 #include "peer.h"
 
 struct rpma_ep {
-	struct rpma_peer *peer;
 	void *priv; /* the provider's state */
+	struct rpma_peer *peer;
 };
-
-/* rpma_ep_priv -- the provider state of an endpoint */
-void *rpma_ep_priv(const struct rpma_ep *ep)
-{
-	return ep->priv;
-}
+RPMA_OBJ_PRIV_FIRST(rpma_ep);
 
 /* rpma_ep_peer -- the peer an endpoint was made from */
 struct rpma_peer *rpma_ep_peer(const struct rpma_ep *ep)

@@ -107,7 +107,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	/* 3. the remote region must accept this flush type */
 	int needed = type == RPMA_FLUSH_TYPE_PERSISTENT ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
 							: RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-	if (!(rpma_mr_remote_usage(dst) & needed)) {
+	if (!(dst->usage & needed)) {
 		RPMA_LOG_ERROR("the remote region was not registered for flush to %s",
 			       type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistency" : "visibility");
 		return RPMA_E_NOSUPP;
@@ -119,10 +119,9 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	if (ret)
 		return ret;
 
-	struct rpma_peer *peer = rpma_conn_peer(conn);
-	const struct rpma_provider_ops *ops = rpma_peer_provider(peer)->ops;
+	const struct rpma_provider_ops *ops = conn->ops;
 
-	if (rpma_peer_caps(peer) & RPMA_PROV_CAP_NATIVE_FLUSH) {
+	if (conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH) {
 		if (ops->flush == NULL) {
 			RPMA_LOG_ERROR("the provider has no native flush");
 			return RPMA_E_NOSUPP;
@@ -130,7 +129,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		return ops->flush(conn, raddr, rkey, len, type, pflags, op_context);
 	}
 
-	struct rpma_flush *flush = rpma_conn_flush_obj(conn);
+	struct rpma_flush *flush = conn->flush;
 	if (flush == NULL) {
 		RPMA_LOG_ERROR("the connection has no flush region");
 		return RPMA_E_UNKNOWN;
@@ -142,7 +141,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	 * to stay inside the region: up to 8 bytes at dst_offset, moved back
 	 * when the range ends closer than that to the region's end.
 	 */
-	uint64_t size = rpma_mr_remote_size(dst);
+	uint64_t size = dst->size;
 	size_t apm_len = size < RPMA_FLUSH_APM_LEN ? (size_t)size : RPMA_FLUSH_APM_LEN;
 	size_t apm_offset = dst_offset;
 	if (apm_len > size - (uint64_t)dst_offset) /* dst_offset <= size: checked above */
@@ -181,6 +180,5 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	if (ret)
 		return ret;
 
-	return rpma_peer_provider(rpma_conn_peer(conn))
-		->ops->atomic_write(conn, raddr, rkey, src, pflags, op_context);
+	return conn->ops->atomic_write(conn, raddr, rkey, src, pflags, op_context);
 }

@@ -25,12 +25,6 @@ static uint64_t rpma_get_le(const uint8_t *buf, int n)
 	return v;
 }
 
-/* rpma_mr_priv -- the provider state of a local region */
-void *rpma_mr_priv(const struct rpma_mr_local *mr)
-{
-	return mr->priv;
-}
-
 /* rpma_mr_local_ptr -- the start of a local region */
 void *rpma_mr_local_ptr(const struct rpma_mr_local *mr)
 {
@@ -47,12 +41,6 @@ size_t rpma_mr_local_size(const struct rpma_mr_local *mr)
 int rpma_mr_local_usage(const struct rpma_mr_local *mr)
 {
 	return mr->usage;
-}
-
-/* rpma_mr_local_peer -- the peer the region was registered with */
-struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr)
-{
-	return mr->peer;
 }
 
 /* rpma_mr_local_refuse -- the refusal of rpma_mr_local_check(), logged */
@@ -75,18 +63,6 @@ void rpma_mr_remote_refuse(const struct rpma_mr_remote *mr, size_t offset, size_
 	else
 		RPMA_LOG_ERROR("invalid argument: %s offset %zu overflows the remote address", what,
 			       offset);
-}
-
-/* rpma_mr_remote_usage -- the usage bits of a remote region */
-int rpma_mr_remote_usage(const struct rpma_mr_remote *mr)
-{
-	return mr->usage;
-}
-
-/* rpma_mr_remote_size -- the size of a remote region */
-uint64_t rpma_mr_remote_size(const struct rpma_mr_remote *mr)
-{
-	return mr->size;
 }
 
 /* rpma_mr_reg -- register memory for the given usage */

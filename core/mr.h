@@ -32,14 +32,15 @@ static inline bool rpma_range_fits(size_t offset, size_t len, uint64_t size)
  * checks every operation makes inline into the data path.
  */
 struct rpma_mr_local {
+	void *priv; /* the provider's state */
 	struct rpma_peer *peer;
 	void *ptr;
 	size_t size;
 	int usage;
 	uint64_t raddr; /* what the peer uses for offset 0 */
 	uint64_t rkey;
-	void *priv; /* the provider's state */
 };
+RPMA_OBJ_PRIV_FIRST(rpma_mr_local);
 
 struct rpma_mr_remote {
 	uint64_t raddr;
@@ -69,9 +70,6 @@ static inline int rpma_mr_local_check(const struct rpma_mr_local *mr, size_t off
 	return RPMA_E_INVAL;
 }
 
-/* rpma_mr_local_peer -- the peer the region was registered with */
-struct rpma_peer *rpma_mr_local_peer(const struct rpma_mr_local *mr);
-
 /*
  * rpma_mr_remote_target -- the remote address of offset and the key of a
  * remote region; RPMA_E_INVAL (logged, naming what) when offset + len goes
@@ -88,11 +86,5 @@ static inline int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t 
 	*rkey = mr->rkey;
 	return 0;
 }
-
-/* rpma_mr_remote_usage -- the RPMA_MR_USAGE_* bits of a remote region */
-int rpma_mr_remote_usage(const struct rpma_mr_remote *mr);
-
-/* rpma_mr_remote_size -- the size of a remote region */
-uint64_t rpma_mr_remote_size(const struct rpma_mr_remote *mr);
 
 #endif /* RPMA_MR_H */

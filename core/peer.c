@@ -10,12 +10,13 @@
 #include "utils.h"
 
 struct rpma_peer {
+	void *priv; /* the provider's state */
 	const struct rpma_provider *prov;
 	uint64_t caps; /* static | device-dependent RPMA_PROV_CAP_* */
-	void *priv;    /* the provider's state */
 	/* 1 for the application's reference + 1 per object made from the peer */
 	_Atomic unsigned long refs;
 };
+RPMA_OBJ_PRIV_FIRST(rpma_peer);
 
 /* rpma_priv_alloc -- the zero-filled provider state of an object */
 int rpma_priv_alloc(size_t size, void **priv_ptr)
@@ -33,12 +34,6 @@ int rpma_priv_alloc(size_t size, void **priv_ptr)
 
 	*priv_ptr = priv;
 	return 0;
-}
-
-/* rpma_peer_priv -- the provider state of the peer */
-void *rpma_peer_priv(const struct rpma_peer *peer)
-{
-	return peer->priv;
 }
 
 /* rpma_peer_caps -- the capability bits of the peer */

@@ -47,6 +47,7 @@ static const struct rpma_mandatory_op rpma_mandatory_ops[] = {
 	RPMA_MANDATORY(conn_wait),
 	RPMA_MANDATORY(read),
 	RPMA_MANDATORY(write),
+	RPMA_MANDATORY(write_imm),
 	RPMA_MANDATORY(atomic_write),
 	RPMA_MANDATORY(send),
 	RPMA_MANDATORY(recv),

@@ -19,6 +19,8 @@
  *   (zero-filled, of the size given in struct rpma_provider) before the
  *   op that initialises it and frees it after the op that tears it down;
  *   rpma_<object>_priv() returns it.  A provider never frees core objects.
+ *   Every core object keeps that state as its first member (each object's
+ *   file asserts it), so the accessors are inline loads, not calls.
  * - An op that fails leaves nothing behind: whatever it created before the
  *   failure it has released again.
  * - Mandatory ops are called without NULL checks (checked once, when the
@@ -169,9 +171,12 @@ struct rpma_provider_ops {
 	/* zero-length forms: dst/src NULL, offsets, len, raddr and rkey 0 */
 	int (*read)(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 		    uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
-	int (*write)(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-		     const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-		     bool with_imm, uint32_t imm, const void *op_context);
+	int (*write)(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
+	/* write_imm -- a write that also delivers imm (host order) to the peer's receive */
+	int (*write_imm)(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+			 uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+			 const void *op_context);
 	/*
 	 * atomic_write -- write the 8 bytes of src (copied before the op
 	 * returns) to raddr; it must not be executed before every read posted
@@ -187,7 +192,10 @@ struct rpma_provider_ops {
 		    size_t len, int flags, bool with_imm, uint32_t imm, const void *op_context);
 	int (*recv)(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset,
 		    size_t len, const void *op_context);
-	/* flags above are RPMA_F_COMPLETION_ON_ERROR or RPMA_F_COMPLETION_ALWAYS */
+	/*
+	 * flags above: non-zero, within RPMA_F_COMPLETION_ALWAYS; a success
+	 * completion is asked for when RPMA_F_COMPLETION_ON_SUCCESS is set
+	 */
 
 	/* ----- completion queues */
 	int (*cq_get_fd)(const struct rpma_cq *cq, int *fd);
@@ -231,14 +239,52 @@ extern const struct rpma_provider rpma_provider_fabric;
 
 /* ----- services of the core for providers (implemented in core/) */
 
-/* the provider state of each object */
-void *rpma_peer_priv(const struct rpma_peer *peer);
-void *rpma_mr_priv(const struct rpma_mr_local *mr);
-void *rpma_ep_priv(const struct rpma_ep *ep);
-void *rpma_conn_req_priv(const struct rpma_conn_req *req);
-void *rpma_conn_priv(const struct rpma_conn *conn);
-void *rpma_cq_priv(const struct rpma_cq *cq);
-void *rpma_srq_priv(const struct rpma_srq *srq);
+/*
+ * The provider state of each object: the object's first member (a pointer
+ * to a structure, converted, points to its first member: C11 6.7.2.1)
+ */
+#define RPMA_OBJ_PRIV(obj) (*(void *const *)(const void *)(obj))
+
+static inline void *rpma_peer_priv(const struct rpma_peer *peer)
+{
+	return RPMA_OBJ_PRIV(peer);
+}
+
+static inline void *rpma_mr_priv(const struct rpma_mr_local *mr)
+{
+	return RPMA_OBJ_PRIV(mr);
+}
+
+static inline void *rpma_ep_priv(const struct rpma_ep *ep)
+{
+	return RPMA_OBJ_PRIV(ep);
+}
+
+static inline void *rpma_conn_req_priv(const struct rpma_conn_req *req)
+{
+	return RPMA_OBJ_PRIV(req);
+}
+
+static inline void *rpma_conn_priv(const struct rpma_conn *conn)
+{
+	return RPMA_OBJ_PRIV(conn);
+}
+
+static inline void *rpma_cq_priv(const struct rpma_cq *cq)
+{
+	return RPMA_OBJ_PRIV(cq);
+}
+
+static inline void *rpma_srq_priv(const struct rpma_srq *srq)
+{
+	return RPMA_OBJ_PRIV(srq);
+}
+
+/* RPMA_OBJ_PRIV_FIRST -- where an object is defined: its provider state comes first */
+#define RPMA_OBJ_PRIV_FIRST(type)                                                       \
+	_Static_assert(offsetof(struct type, priv) == 0,                                \
+		       "struct " #type ": the provider state must be the first member " \
+		       "(provider.h)")
 
 /* the peer an object was made from */
 struct rpma_peer *rpma_ep_peer(const struct rpma_ep *ep);

@@ -10,16 +10,11 @@
 #include "srq_cfg.h"
 
 struct rpma_srq {
+	void *priv; /* the provider's state */
 	struct rpma_peer *peer;
 	struct rpma_cq *rcq; /* the SRQ's own receive CQ, or NULL */
-	void *priv;	     /* the provider's state */
 };
-
-/* rpma_srq_priv -- the provider state of an SRQ */
-void *rpma_srq_priv(const struct rpma_srq *srq)
-{
-	return srq->priv;
-}
+RPMA_OBJ_PRIV_FIRST(rpma_srq);
 
 /* rpma_srq_peer -- the peer the SRQ was made from */
 struct rpma_peer *rpma_srq_peer(const struct rpma_srq *srq)

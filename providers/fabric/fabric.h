@@ -476,9 +476,11 @@ int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *c
 void fab_conn_progress(struct fab_conn *c);
 int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
-int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-	      bool with_imm, uint32_t imm, const void *op_context);
+int fab_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+	      uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
+int fab_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		  uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+		  const void *op_context);
 int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, const char src[8],
 		     int flags, const void *op_context);
 int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,

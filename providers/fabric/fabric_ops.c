@@ -169,23 +169,31 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)");
 }
 
-/* fab_write -- rpma_write() and rpma_write_with_imm() (completion levels: fabric.h) */
-int fab_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-	      bool with_imm, uint32_t imm, const void *op_context)
+/* fab_write -- rpma_write() (completion levels: fabric.h) */
+int fab_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+	      uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
 {
 	struct fab_conn *c = fab_conn(conn);
-	if (with_imm && c->peer->imm_emulated)
-		return fab_write_imm_emulated(c, raddr, rkey, src, src_offset, len, flags, imm,
-					      op_context);
-	if (len == 0 && !with_imm) {
+	if (len == 0) {
 		/* nothing to carry; keep the completion semantics */
 		fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
 		return 0;
 	}
 	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer, rkey);
-	if (with_imm)
-		ff |= FI_REMOTE_CQ_DATA;
+	return fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr, rkey, len, ff,
+			    0, op_context);
+}
+
+/* fab_write_imm -- rpma_write_with_imm(): native remote CQ data, or emulated */
+int fab_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		  uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+		  const void *op_context)
+{
+	struct fab_conn *c = fab_conn(conn);
+	if (c->peer->imm_emulated)
+		return fab_write_imm_emulated(c, raddr, rkey, src, src_offset, len, flags, imm,
+					      op_context);
+	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer, rkey) | FI_REMOTE_CQ_DATA;
 	return fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr, rkey, len, ff,
 			    imm, op_context);
 }

@@ -179,6 +179,7 @@ static const struct rpma_provider_ops fab_ops = {
 	.conn_wait = fab_conn_wait,
 	.read = fab_read,
 	.write = fab_write,
+	.write_imm = fab_write_imm,
 	.atomic_write = fab_atomic_write,
 	.flush = fab_flush,
 	.send = fab_send,

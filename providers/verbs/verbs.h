@@ -81,14 +81,15 @@ struct vrb_srq {
 
 /* a connection request and, after rpma_conn_req_connect(), the connection */
 struct vrb_conn {
+	struct ibv_qp *qp; /* id->qp, once connected (the data path's) */
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *evch;	 /* own channel, created when connecting */
 	struct ibv_comp_channel *shared_channel; /* one channel for cq and rcq, or NULL */
 	struct vrb_cq *cq;			 /* the main CQ's state */
 	struct vrb_cq *rcq;			 /* the connection's own receive CQ, or NULL */
 	uint32_t max_inline;			 /* the queue pair's real max_inline_data */
-	bool incoming;				 /* made from a CONNECT_REQUEST */
-	bool inline_writes;			 /* copy of the peer's setting */
+	uint32_t write_inline; /* ordinary writes up to this size go inline (0: none) */
+	bool incoming;	       /* made from a CONNECT_REQUEST */
 	bool native_atomic_write;
 	bool native_flush;
 };
@@ -204,9 +205,11 @@ int vrb_post_recv(struct ibv_qp *qp, const struct rpma_mr_local *dst, size_t off
 		  const void *op_context);
 int vrb_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
-int vrb_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-	      bool with_imm, uint32_t imm, const void *op_context);
+int vrb_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+	      uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
+int vrb_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		  uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+		  const void *op_context);
 int vrb_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, const char src[8],
 		     int flags, const void *op_context);
 int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,

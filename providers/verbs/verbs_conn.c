@@ -170,7 +170,8 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 
 	vc->id = id;
 	vc->max_inline = vrb_qp_max_inline(id->qp, attr.cap.max_inline_data);
-	vc->inline_writes = vp->inline_writes;
+	vc->write_inline = vp->inline_writes ? vc->max_inline : 0;
+	vc->qp = id->qp;
 	vc->native_atomic_write = vp->native_atomic_write;
 	vc->native_flush = vp->native_flush;
 	VRB_LOG_DEBUG("queue pair %u: sq %u, rq %u, inline %u", id->qp->qp_num,
@@ -198,6 +199,7 @@ int vrb_transport_delete(struct vrb_conn *vc)
 
 	if (vc->id && vc->id->qp)
 		rdma_destroy_qp(vc->id);
+	vc->qp = NULL;
 	if (vc->rcq) {
 		r = vrb_cq_fini(vc->rcq);
 		if (r && !ret)

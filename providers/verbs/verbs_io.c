@@ -3,18 +3,17 @@
 
 #include <arpa/inet.h>
 #include <inttypes.h>
-#include <string.h>
 
 #include "verbs.h"
 
 /* vrb_send_flags -- signalled only when a completion on success is asked for */
-static unsigned vrb_send_flags(int flags)
+static inline unsigned vrb_send_flags(int flags)
 {
 	return (flags & RPMA_F_COMPLETION_ON_SUCCESS) ? IBV_SEND_SIGNALED : 0;
 }
 
 /* vrb_wr_id -- the completion's wr_id is the caller's op_context */
-static uint64_t vrb_wr_id(const void *op_context)
+static inline uint64_t vrb_wr_id(const void *op_context)
 {
 	return (uint64_t)(uintptr_t)op_context;
 }
@@ -23,7 +22,8 @@ static uint64_t vrb_wr_id(const void *op_context)
  * vrb_sge -- one scatter/gather entry over [offset, offset + len) of mr;
  * returns the number of entries: 0 for the zero-length form (mr NULL)
  */
-static int vrb_sge(struct ibv_sge *sge, const struct rpma_mr_local *mr, size_t offset, size_t len)
+static inline int vrb_sge(struct ibv_sge *sge, const struct rpma_mr_local *mr, size_t offset,
+			  size_t len)
 {
 	if (mr == NULL)
 		return 0;
@@ -32,6 +32,26 @@ static int vrb_sge(struct ibv_sge *sge, const struct rpma_mr_local *mr, size_t o
 	sge->length = (uint32_t)len;
 	sge->lkey = m->lkey;
 	return 1;
+}
+
+/*
+ * vrb_send_wr -- the fields of a send-queue work request that every driver
+ * reads for an RC queue pair and these opcodes; the rest of the structure
+ * (the XRC, memory-window and TSO members) stays unset, to keep a memset off
+ * the data path: drivers read those only for other queue pair types or
+ * opcodes
+ */
+static inline void vrb_send_wr(struct ibv_send_wr *wr, struct ibv_sge *sge, enum ibv_wr_opcode op,
+			       const struct rpma_mr_local *mr, size_t offset, size_t len, int flags,
+			       const void *op_context)
+{
+	wr->wr_id = vrb_wr_id(op_context);
+	wr->next = NULL;
+	wr->num_sge = vrb_sge(sge, mr, offset, len);
+	wr->sg_list = wr->num_sge ? sge : NULL;
+	wr->opcode = op;
+	wr->send_flags = vrb_send_flags(flags);
+	wr->imm_data = 0;
 }
 
 /* vrb_wr_name -- a work request's opcode for log messages */
@@ -53,22 +73,27 @@ static const char *vrb_wr_name(enum ibv_wr_opcode op)
 	}
 }
 
-/* vrb_post_send -- post one work request, logging a refusal */
-static int vrb_post_send(struct vrb_conn *vc, struct ibv_send_wr *wr)
+/* vrb_post_refused -- log a work request ibv_post_send() refused (out of the data path) */
+static __attribute__((noinline, cold)) int vrb_post_refused(const struct ibv_send_wr *wr, int e)
 {
-	struct ibv_send_wr *bad = NULL;
-	int e = ibv_post_send(vc->id->qp, wr, &bad);
-	if (e) {
-		if (e < 0)
-			e = vrb_errno();
-		VRB_LOG_ERRNO(e,
-			      "ibv_post_send(%s, %u bytes, raddr 0x%" PRIx64 ", flags 0x%x) failed",
-			      vrb_wr_name(wr->opcode), wr->num_sge ? wr->sg_list[0].length : 0,
-			      (uint64_t)wr->wr.rdma.remote_addr, wr->send_flags);
-		/* ENOMEM here is a full send queue: not an allocation failure */
-		return RPMA_E_PROVIDER;
-	}
-	return 0;
+	if (e < 0)
+		e = vrb_errno();
+	uint64_t raddr = wr->opcode == IBV_WR_SEND || wr->opcode == IBV_WR_SEND_WITH_IMM
+				 ? 0
+				 : wr->wr.rdma.remote_addr;
+	VRB_LOG_ERRNO(e, "ibv_post_send(%s, %u bytes, raddr 0x%" PRIx64 ", flags 0x%x) failed",
+		      vrb_wr_name(wr->opcode), wr->num_sge ? wr->sg_list[0].length : 0, raddr,
+		      wr->send_flags);
+	/* ENOMEM here is a full send queue: not an allocation failure */
+	return RPMA_E_PROVIDER;
+}
+
+/* vrb_post_send -- post one work request, logging a refusal */
+static inline int vrb_post_send(struct vrb_conn *vc, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int e = ibv_post_send(vc->qp, wr, &bad);
+	return e ? vrb_post_refused(wr, e) : 0;
 }
 
 /* vrb_post_recv -- post one receive on a queue pair (dst NULL: zero-length) */
@@ -77,8 +102,8 @@ int vrb_post_recv(struct ibv_qp *qp, const struct rpma_mr_local *dst, size_t off
 {
 	struct ibv_sge sge;
 	struct ibv_recv_wr wr, *bad = NULL;
-	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = vrb_wr_id(op_context);
+	wr.next = NULL;
 	wr.num_sge = vrb_sge(&sge, dst, offset, len);
 	wr.sg_list = wr.num_sge ? &sge : NULL;
 
@@ -98,40 +123,51 @@ int vrb_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = vrb_wr_id(op_context);
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.send_flags = vrb_send_flags(flags);
-	wr.num_sge = vrb_sge(&sge, dst, dst_offset, len);
-	wr.sg_list = wr.num_sge ? &sge : NULL;
+	vrb_send_wr(&wr, &sge, IBV_WR_RDMA_READ, dst, dst_offset, len, flags, op_context);
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = (uint32_t)rkey;
 	return vrb_post_send(vrb_conn(conn), &wr);
 }
 
 /*
- * vrb_write -- RDMA write (with immediate data) of len bytes from src; a
- * write that fits the queue pair's inline data is copied at posting time
+ * vrb_write_wr -- an RDMA write (opcode op) of len bytes from src; a write
+ * that fits the queue pair's inline data is copied at posting time
  */
-int vrb_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-	      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-	      bool with_imm, uint32_t imm, const void *op_context)
+static inline void vrb_write_wr(struct ibv_send_wr *wr, struct ibv_sge *sge,
+				const struct vrb_conn *vc, enum ibv_wr_opcode op,
+				const struct rpma_mr_local *src, size_t src_offset, uint64_t raddr,
+				uint64_t rkey, size_t len, int flags, const void *op_context)
+{
+	vrb_send_wr(wr, sge, op, src, src_offset, len, flags, op_context);
+	if (wr->num_sge && len <= vc->write_inline)
+		wr->send_flags |= IBV_SEND_INLINE;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->wr.rdma.rkey = (uint32_t)rkey;
+}
+
+/* vrb_write -- RDMA write of len bytes from src */
+int vrb_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+	      uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
 {
 	struct vrb_conn *vc = vrb_conn(conn);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = vrb_wr_id(op_context);
-	wr.opcode = with_imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
-	wr.send_flags = vrb_send_flags(flags);
-	wr.num_sge = vrb_sge(&sge, src, src_offset, len);
-	wr.sg_list = wr.num_sge ? &sge : NULL;
-	if (wr.num_sge && vc->inline_writes && len <= vc->max_inline)
-		wr.send_flags |= IBV_SEND_INLINE;
-	if (with_imm)
-		wr.imm_data = htonl(imm);
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = (uint32_t)rkey;
+	vrb_write_wr(&wr, &sge, vc, IBV_WR_RDMA_WRITE, src, src_offset, raddr, rkey, len, flags,
+		     op_context);
+	return vrb_post_send(vc, &wr);
+}
+
+/* vrb_write_imm -- RDMA write with immediate data (network order on the wire) */
+int vrb_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		  uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+		  const void *op_context)
+{
+	struct vrb_conn *vc = vrb_conn(conn);
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	vrb_write_wr(&wr, &sge, vc, IBV_WR_RDMA_WRITE_WITH_IMM, src, src_offset, raddr, rkey, len,
+		     flags, op_context);
+	wr.imm_data = htonl(imm);
 	return vrb_post_send(vc, &wr);
 }
 
@@ -140,7 +176,7 @@ int vrb_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 static int vrb_atomic_write_native(struct vrb_conn *vc, uint64_t raddr, uint64_t rkey,
 				   const char src[8], int flags, const void *op_context)
 {
-	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(vc->id->qp);
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(vc->qp);
 	ibv_wr_start(qpx);
 	qpx->wr_id = vrb_wr_id(op_context);
 	/* fenced: it must not overtake the reads (flushes) posted before it */
@@ -175,12 +211,13 @@ int vrb_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		.lkey = 0, /* inline: the data is copied, never read through a key */
 	};
 	struct ibv_send_wr wr;
-	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = vrb_wr_id(op_context);
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = vrb_send_flags(flags) | IBV_SEND_INLINE | IBV_SEND_FENCE;
+	wr.next = NULL;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = vrb_send_flags(flags) | IBV_SEND_INLINE | IBV_SEND_FENCE;
+	wr.imm_data = 0;
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = (uint32_t)rkey;
 	return vrb_post_send(vc, &wr);
@@ -200,7 +237,7 @@ int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 		VRB_LOG_ERROR("a native flush of %zu bytes does not fit in 32 bits", len);
 		return RPMA_E_INVAL;
 	}
-	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(vc->id->qp);
+	struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(vc->qp);
 	ibv_wr_start(qpx);
 	qpx->wr_id = vrb_wr_id(op_context);
 	qpx->wr_flags = vrb_send_flags(flags);
@@ -226,12 +263,8 @@ int vrb_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = vrb_wr_id(op_context);
-	wr.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
-	wr.send_flags = vrb_send_flags(flags);
-	wr.num_sge = vrb_sge(&sge, src, offset, len);
-	wr.sg_list = wr.num_sge ? &sge : NULL;
+	vrb_send_wr(&wr, &sge, with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, src, offset, len,
+		    flags, op_context);
 	if (with_imm)
 		wr.imm_data = htonl(imm);
 	return vrb_post_send(vrb_conn(conn), &wr);
@@ -241,5 +274,5 @@ int vrb_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 int vrb_recv(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset, size_t len,
 	     const void *op_context)
 {
-	return vrb_post_recv(vrb_conn(conn)->id->qp, dst, offset, len, op_context);
+	return vrb_post_recv(vrb_conn(conn)->qp, dst, offset, len, op_context);
 }

@@ -94,6 +94,7 @@ static const struct rpma_provider_ops vrb_ops = {
 
 	.read = vrb_read,
 	.write = vrb_write,
+	.write_imm = vrb_write_imm,
 	.atomic_write = vrb_atomic_write,
 #ifdef VERBS_NATIVE_FLUSH
 	.flush = vrb_flush,

@@ -442,13 +442,22 @@ static int fw_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size
 }
 
 /* fw_write -- write */
-static int fw_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-		    const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-		    bool with_imm, uint32_t imm, const void *op_context)
+static int fw_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		    uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
 {
-	return fw_dp("write") ? RPMA_E_PROVIDER
-			      : fw_real->write(conn, raddr, rkey, src, src_offset, len, flags,
-					       with_imm, imm, op_context);
+	return fw_dp("write")
+		       ? RPMA_E_PROVIDER
+		       : fw_real->write(conn, src, src_offset, raddr, rkey, len, flags, op_context);
+}
+
+/* fw_write_imm -- write with immediate data */
+static int fw_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+			uint64_t raddr, uint64_t rkey, size_t len, int flags, uint32_t imm,
+			const void *op_context)
+{
+	return fw_dp("write_imm") ? RPMA_E_PROVIDER
+				  : fw_real->write_imm(conn, src, src_offset, raddr, rkey, len,
+						       flags, imm, op_context);
 }
 
 /* fw_flush -- flush (only when the real provider has one) */
@@ -524,6 +533,7 @@ static bool fw_shim(const char *name)
 		fw_ops.conn_delete = fw_conn_delete;
 		fw_ops.read = fw_read;
 		fw_ops.write = fw_write;
+		fw_ops.write_imm = fw_write_imm;
 		if (fw_real->flush != NULL)
 			fw_ops.flush = fw_flush;
 		fw_ops.send = fw_send;

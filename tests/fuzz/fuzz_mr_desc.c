@@ -52,12 +52,15 @@ struct expected {
 	bool check_src8; /* compare them */
 };
 
-/* model_flags -- the data-path flags rule: non-zero, only the two known bits */
+/*
+ * model_flags -- the data-path flags rule: non-zero, only the two known bits;
+ * accepted flags reach the provider unchanged
+ */
 static bool model_flags(int flags, int *pflags)
 {
 	if (flags == 0 || (flags & ~RPMA_F_COMPLETION_ALWAYS))
 		return false;
-	*pflags = (flags & 2) ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR;
+	*pflags = flags;
 	return true;
 }
 

@@ -461,10 +461,10 @@ static struct fake_conn *conn_of(void *priv, enum conn_state state, const char *
 	return c;
 }
 
-/* flags_ok -- data-path flags are ON_ERROR or ALWAYS */
+/* flags_ok -- data-path flags are non-zero and within ALWAYS */
 static bool flags_ok(int flags, const char *op)
 {
-	if (flags != RPMA_F_COMPLETION_ON_ERROR && flags != RPMA_F_COMPLETION_ALWAYS) {
+	if (flags == 0 || (flags & ~RPMA_F_COMPLETION_ALWAYS)) {
 		violation("%s: flags %d passed to the provider", op, flags);
 		return false;
 	}
@@ -1056,10 +1056,10 @@ static int fake_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, si
 	return c->ret;
 }
 
-/* fake_write -- record a write */
-static int fake_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
-		      const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
-		      bool with_imm, uint32_t imm, const void *op_context)
+/* fake_write_any -- record a write (with immediate data) */
+static int fake_write_any(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
+			  const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
+			  bool with_imm, uint32_t imm, const void *op_context)
 {
 	struct fake_call *c = record(FAKE_OP_WRITE, FAKE_PROV_NONE);
 	c->obj = conn;
@@ -1080,6 +1080,22 @@ static int fake_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 		violation("write: zero-length form with non-zero fields");
 	injected(FAKE_OP_WRITE, &c->ret);
 	return c->ret;
+}
+
+/* fake_write -- the provider's write */
+static int fake_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
+		      uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
+{
+	return fake_write_any(conn, raddr, rkey, src, src_offset, len, flags, false, 0, op_context);
+}
+
+/* fake_write_imm -- the provider's write with immediate data */
+static int fake_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src,
+			  size_t src_offset, uint64_t raddr, uint64_t rkey, size_t len, int flags,
+			  uint32_t imm, const void *op_context)
+{
+	return fake_write_any(conn, raddr, rkey, src, src_offset, len, flags, true, imm,
+			      op_context);
 }
 
 /* fake_atomic_write -- record an 8-byte write */
@@ -1324,6 +1340,7 @@ static const struct rpma_provider_ops verbs_ops = {
 	.conn_wait = fake_conn_wait,
 	.read = fake_read,
 	.write = fake_write,
+	.write_imm = fake_write_imm,
 	.atomic_write = fake_atomic_write,
 	.flush = fake_flush,
 	.send = fake_send,
@@ -1363,6 +1380,7 @@ static const struct rpma_provider_ops fabric_ops = {
 	.conn_wait = fake_conn_wait,
 	.read = fake_read,
 	.write = fake_write,
+	.write_imm = fake_write_imm,
 	.atomic_write = fake_atomic_write,
 	.flush = NULL,
 	.send = fake_send,

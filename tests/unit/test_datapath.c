@@ -78,9 +78,9 @@ Test(read, flags_reach_provider)
 	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ON_ERROR);
 	cr_assert_eq(rpma_read(conn, local, 0, remote, 0, 8, RPMA_F_COMPLETION_ALWAYS, NULL), 0);
 	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ALWAYS);
-	/* 2 alone means "always" */
+	/* 2 alone means "always": it goes as it is, providers test the success bit */
 	cr_assert_eq(rpma_read(conn, local, 0, remote, 0, 8, 2, NULL), 0);
-	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ALWAYS);
+	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ON_SUCCESS);
 }
 
 Test(read, arguments_reach_provider)
@@ -193,7 +193,7 @@ Test(write, flags)
 	cr_assert_eq(rpma_write(conn, remote, 0, local, 0, 8, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
 	cr_assert_eq(fake_last_call(FAKE_OP_WRITE)->flags, RPMA_F_COMPLETION_ON_ERROR);
 	cr_assert_eq(rpma_write(conn, remote, 0, local, 0, 8, 2, NULL), 0);
-	cr_assert_eq(fake_last_call(FAKE_OP_WRITE)->flags, RPMA_F_COMPLETION_ALWAYS);
+	cr_assert_eq(fake_last_call(FAKE_OP_WRITE)->flags, RPMA_F_COMPLETION_ON_SUCCESS);
 }
 
 Test(write, arguments_reach_provider)
@@ -336,7 +336,7 @@ Test(atomic_write, arguments_reach_provider)
 	cr_assert_eq(c->flags, RPMA_F_COMPLETION_ON_ERROR);
 	cr_assert_eq(c->op_context, UNIT_OP_CTX);
 	cr_assert_eq(rpma_atomic_write(conn, remote, 0, src8, 2, NULL), 0);
-	cr_assert_eq(fake_last_call(FAKE_OP_ATOMIC_WRITE)->flags, RPMA_F_COMPLETION_ALWAYS);
+	cr_assert_eq(fake_last_call(FAKE_OP_ATOMIC_WRITE)->flags, RPMA_F_COMPLETION_ON_SUCCESS);
 	fake_fail_next(FAKE_OP_ATOMIC_WRITE, RPMA_E_PROVIDER);
 	cr_assert_eq(rpma_atomic_write(conn, remote, 0, src8, 2, NULL), RPMA_E_PROVIDER);
 }
@@ -481,7 +481,7 @@ Test(flush, apm_flags_and_failure)
 		     0);
 	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ON_ERROR);
 	cr_assert_eq(rpma_flush(conn, remote, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY, 2, NULL), 0);
-	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ALWAYS);
+	cr_assert_eq(fake_last_call(FAKE_OP_READ)->flags, RPMA_F_COMPLETION_ON_SUCCESS);
 	fake_fail_next(FAKE_OP_READ, RPMA_E_PROVIDER);
 	cr_assert_eq(rpma_flush(conn, remote, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
 				RPMA_F_COMPLETION_ALWAYS, NULL),
@@ -587,7 +587,7 @@ Test(send_recv, send_arguments)
 	c = fake_last_call(FAKE_OP_SEND);
 	cr_assert(c->with_imm);
 	cr_assert_eq(c->imm, 0x01020304);
-	cr_assert_eq(c->flags, RPMA_F_COMPLETION_ALWAYS);
+	cr_assert_eq(c->flags, RPMA_F_COMPLETION_ON_SUCCESS);
 }
 
 Test(send_recv, send_bounds_and_zero_length)
