@@ -312,8 +312,7 @@ int rpma_conn_delete(struct rpma_conn **conn_ptr)
 static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, const char *op,
 				     const struct rpma_mr_local *local, size_t local_offset,
 				     const struct rpma_mr_remote *remote, size_t remote_offset,
-				     size_t len, bool local_is_src, int *pflags, uint64_t *raddr,
-				     uint64_t *rkey)
+				     size_t len, bool local_is_src, uint64_t *raddr, uint64_t *rkey)
 {
 	const char *lname = local_is_src ? "src" : "dst";
 	const char *rname = local_is_src ? "dst" : "src";
@@ -322,7 +321,7 @@ static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, co
 		RPMA_LOG_ERROR("invalid argument: conn == NULL");
 		return RPMA_E_INVAL;
 	}
-	int ret = rpma_data_flags(flags, pflags);
+	int ret = rpma_data_flags(flags);
 	if (ret)
 		return ret;
 
@@ -350,14 +349,13 @@ int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offs
 	      const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags,
 	      const void *op_context)
 {
-	int pflags;
 	uint64_t raddr = 0, rkey = 0;
 
 	int ret = rpma_conn_rma_args(conn, flags, "read", dst, dst_offset, src, src_offset, len,
-				     false, &pflags, &raddr, &rkey);
+				     false, &raddr, &rkey);
 	if (ret)
 		return ret;
-	return conn->ops->read(conn, dst, dst_offset, raddr, rkey, len, pflags, op_context);
+	return conn->ops->read(conn, dst, dst_offset, raddr, rkey, len, flags, op_context);
 }
 
 /*
@@ -369,17 +367,16 @@ rpma_conn_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_o
 		const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags,
 		bool with_imm, uint32_t imm, const void *op_context)
 {
-	int pflags;
 	uint64_t raddr = 0, rkey = 0;
 
 	int ret = rpma_conn_rma_args(conn, flags, "write", src, src_offset, dst, dst_offset, len,
-				     true, &pflags, &raddr, &rkey);
+				     true, &raddr, &rkey);
 	if (ret)
 		return ret;
 	if (with_imm)
-		return conn->ops->write_imm(conn, src, src_offset, raddr, rkey, len, pflags, imm,
+		return conn->ops->write_imm(conn, src, src_offset, raddr, rkey, len, flags, imm,
 					    op_context);
-	return conn->ops->write(conn, src, src_offset, raddr, rkey, len, pflags, op_context);
+	return conn->ops->write(conn, src, src_offset, raddr, rkey, len, flags, op_context);
 }
 
 /* rpma_write -- copy len bytes from a local region into the remote one */
@@ -405,13 +402,11 @@ static inline __attribute__((always_inline)) int
 rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
 	       int flags, bool with_imm, uint32_t imm, const void *op_context)
 {
-	int pflags;
-
 	if (conn == NULL) {
 		RPMA_LOG_ERROR("invalid argument: conn == NULL");
 		return RPMA_E_INVAL;
 	}
-	int ret = rpma_data_flags(flags, &pflags);
+	int ret = rpma_data_flags(flags);
 	if (ret)
 		return ret;
 
@@ -427,7 +422,7 @@ rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t o
 			return ret;
 	}
 
-	return conn->ops->send(conn, src, offset, len, pflags, with_imm, imm, op_context);
+	return conn->ops->send(conn, src, offset, len, flags, with_imm, imm, op_context);
 }
 
 /* rpma_send -- send a message to the peer's posted receive */

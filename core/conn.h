@@ -61,13 +61,12 @@ void rpma_data_flags_invalid(int flags);
  * bits beyond RPMA_F_COMPLETION_ALWAYS); they go to the provider as they are
  * (inline: every operation passes here)
  */
-static inline int rpma_data_flags(int flags, int *pflags)
+static inline int rpma_data_flags(int flags)
 {
 	if (flags == 0 || (flags & ~RPMA_F_COMPLETION_ALWAYS)) {
 		rpma_data_flags_invalid(flags);
 		return RPMA_E_INVAL;
 	}
-	*pflags = flags;
 	return 0;
 }
 

@@ -81,14 +81,12 @@ int rpma_flush_delete(struct rpma_flush **flush_ptr)
 int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, size_t len,
 	       enum rpma_flush_type type, int flags, const void *op_context)
 {
-	int pflags;
-
 	/* 1. arguments */
 	if (conn == NULL || dst == NULL) {
 		RPMA_LOG_ERROR("invalid argument: %s == NULL", conn == NULL ? "conn" : "dst");
 		return RPMA_E_INVAL;
 	}
-	int ret = rpma_data_flags(flags, &pflags);
+	int ret = rpma_data_flags(flags);
 	if (ret)
 		return ret;
 	if (type != RPMA_FLUSH_TYPE_PERSISTENT && type != RPMA_FLUSH_TYPE_VISIBILITY) {
@@ -126,7 +124,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 			RPMA_LOG_ERROR("the provider has no native flush");
 			return RPMA_E_NOSUPP;
 		}
-		return ops->flush(conn, raddr, rkey, len, type, pflags, op_context);
+		return ops->flush(conn, raddr, rkey, len, type, flags, op_context);
 	}
 
 	struct rpma_flush *flush = conn->flush;
@@ -149,23 +147,21 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	raddr = raddr - dst_offset + apm_offset;
 
 	if (apm_len == 0) /* an empty remote region: the zero-byte read still orders */
-		return ops->read(conn, NULL, 0, 0, 0, 0, pflags, op_context);
+		return ops->read(conn, NULL, 0, 0, 0, 0, flags, op_context);
 
-	return ops->read(conn, flush->mr, 0, raddr, rkey, apm_len, pflags, op_context);
+	return ops->read(conn, flush->mr, 0, raddr, rkey, apm_len, flags, op_context);
 }
 
 /* rpma_atomic_write -- write 8 bytes to the remote region, ordered after earlier flushes */
 int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
 		      const char src[8], int flags, const void *op_context)
 {
-	int pflags;
-
 	if (conn == NULL || dst == NULL || src == NULL) {
 		RPMA_LOG_ERROR("invalid argument: %s == NULL",
 			       conn == NULL ? "conn" : (dst == NULL ? "dst" : "src"));
 		return RPMA_E_INVAL;
 	}
-	int ret = rpma_data_flags(flags, &pflags);
+	int ret = rpma_data_flags(flags);
 	if (ret)
 		return ret;
 	if (dst_offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) {
@@ -180,5 +176,5 @@ int rpma_atomic_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t
 	if (ret)
 		return ret;
 
-	return conn->ops->atomic_write(conn, raddr, rkey, src, pflags, op_context);
+	return conn->ops->atomic_write(conn, raddr, rkey, src, flags, op_context);
 }
