@@ -61,13 +61,14 @@
 /* a marker sent with every rejection so that the client tells REJECTED from UNREACHABLE */
 #define FAB_REJECT_MARK "rpma-rej"
 
-/* ----- the device (what device_get returns; the core keeps it until unload) */
+/* ----- the device (what device_get returns, one per address and type; kept until unload) */
 struct fab_dev {
 	char *addr;
 	int type; /* enum rpma_util_ibv_context_type */
 	char *prov_name;
 	char *fabric_name;
 	char *domain_name;
+	struct fab_dev *next; /* the provider's list of devices looked up */
 };
 
 /* ----- an internal wait source of the progress thread (a libfabric CQ or EQ) */
