@@ -314,12 +314,25 @@ static void fab_device_put(void *dev)
 	fab_dev_free(dev);
 }
 
+/*
+ * fab_peer_max_msg_size -- the largest length of one operation: the
+ * negotiated endpoint attribute max_msg_size (0 there: no limit stated)
+ */
+static size_t fab_peer_max_msg_size(const struct rpma_peer *peer)
+{
+	const struct fi_info *info = fab_peer(peer)->info;
+	if (info == NULL || info->ep_attr == NULL)
+		return 0;
+	return info->ep_attr->max_msg_size;
+}
+
 static const struct rpma_provider_ops fab_ops = {
 	.device_get = fab_device_get,
 	.device_put = fab_device_put,
 	.device_is_odp_capable = NULL,
 	.peer_init = fab_peer_init,
 	.peer_fini = fab_peer_fini,
+	.peer_max_msg_size = fab_peer_max_msg_size,
 	.mr_reg = fab_mr_reg,
 	.mr_dereg = fab_mr_dereg,
 	.mr_advise = fab_mr_advise,
