@@ -450,13 +450,13 @@ static uint64_t port_max_msg(void)
 }
 
 /*
- * A send longer than the port's largest message (rxe: 2 GiB) and than the 32
- * bits of a work request's length is refused with RPMA_E_INVAL, and the log
- * names the limit.  The source is 4 GiB + 4 KiB of a sparse read-only
- * mapping: a region used only for SEND needs no write access, so registering
- * it pins the shared zero page, not 4 GiB of memory (rxe has no on-demand
- * paging).  Before the check the length was cut to its low 32 bits: the
- * server received 4 KiB and both sides saw successful completions.
+ * A send longer than the port's largest message (rxe in Linux 6.1: 8 MiB) is
+ * refused with RPMA_E_INVAL before it is posted, and the log names the
+ * limit; so is one byte more than the limit.  Before the check the length
+ * went to the work request as it was (and from 4 GiB on cut to its low 32
+ * bits: a successful completion after fewer bytes).  The region must be
+ * pinned (rxe has no on-demand paging, and registering pins even read-only
+ * memory), so the scenario skips ports whose limit is beyond 256 MiB.
  */
 VERBS_TEST(verbs, send_longer_than_max_msg)
 {
@@ -464,9 +464,13 @@ VERBS_TEST(verbs, send_longer_than_max_msg)
 	struct itest_dpair d = {0};
 	itest_dpair_open(&d, NULL, NULL, region_recv, &d);
 
-	const size_t len = ((size_t)4 << 30) + 4096;
-	cr_assert_gt(len, max);
-	void *big = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (max > ((uint64_t)256 << 20)) {
+		itest_dpair_close(&d);
+		cr_skip_test("the port carries %" PRIu64 " bytes: a longer region is too big here",
+			     max);
+	}
+	const size_t len = (size_t)max + 4096;
+	void *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(big, MAP_FAILED);
 	struct rpma_mr_local *mr = NULL;
 	int ret = rpma_mr_reg(d.p.cpeer, big, len, RPMA_MR_USAGE_SEND, &mr);
@@ -489,11 +493,9 @@ VERBS_TEST(verbs, send_longer_than_max_msg)
 	snprintf(limit, sizeof(limit), "(%" PRIu64 " bytes)", max);
 	cr_assert_not_null(log_find(limit), "no log line names the limit %s", limit);
 
-	/* one byte beyond the limit is refused too (when a region that long is possible here) */
-	if (max < len) {
-		ret = rpma_send(d.p.cconn, mr, 0, (size_t)max + 1, RPMA_F_COMPLETION_ALWAYS, NULL);
-		cr_assert_eq(ret, RPMA_E_INVAL, "a send of max + 1 bytes: %s", rpma_err_2str(ret));
-	}
+	/* one byte beyond the limit is refused too */
+	ret = rpma_send(d.p.cconn, mr, 0, (size_t)max + 1, RPMA_F_COMPLETION_ALWAYS, NULL);
+	cr_assert_eq(ret, RPMA_E_INVAL, "a send of max + 1 bytes: %s", rpma_err_2str(ret));
 
 	/* the connection still works: a send the receive holds arrives whole */
 	ret = rpma_send(d.p.cconn, d.creg.mr, 0, 4096, RPMA_F_COMPLETION_ALWAYS, (void *)0x5c);
