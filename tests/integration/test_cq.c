@@ -223,6 +223,79 @@ PROVIDER_TEST(cq, srq_two_connections)
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
 }
 
+/*
+ * a connection attaches to an SRQ while only small buffers are posted; a
+ * buffer posted later takes a message of its own length on it, whole, and
+ * the connection lives on (the fabric provider's emulation once sized its
+ * internal buffers when the connection attached: the 64 KiB message was
+ * truncated and the connection reported LOST)
+ */
+PROVIDER_TEST(cq, srq_later_larger_message)
+{
+	const size_t big = 64 * 1024;
+	struct rpma_peer *speer = itest_peer();
+	struct rpma_srq_cfg *qcfg = NULL;
+	cr_assert_eq(rpma_srq_cfg_new(&qcfg), 0);
+	cr_assert_eq(rpma_srq_cfg_set_rq_size(qcfg, 4), 0);
+	struct rpma_srq *srq = NULL;
+	cr_assert_eq(rpma_srq_new(speer, qcfg, &srq), 0);
+	struct rpma_cq *srcq = NULL;
+	cr_assert_eq(rpma_srq_get_rcq(srq, &srcq), 0);
+	struct rpma_conn_cfg *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_srq(scfg, srq), 0);
+	struct itest_region sreg, creg;
+	itest_region_new(&sreg, speer, 2 * big, RPMA_MR_USAGE_RECV);
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, 0, 512, (void *)0xc0), 0);
+
+	struct itest_pair p = {0};
+	p.speer = speer;
+	itest_pair_open(&p, scfg, NULL, NULL, NULL, NULL, NULL);
+	itest_region_new(&creg, p.cpeer, 2 * big, RPMA_MR_USAGE_SEND);
+	struct rpma_cq *ccq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(p.cconn, &ccq), 0);
+	struct ibv_wc wc;
+
+	/* a small message into the small buffer */
+	memset(creg.ptr, 0x11, 512);
+	cr_assert_eq(rpma_send(p.cconn, creg.mr, 0, 512, RPMA_F_COMPLETION_ALWAYS, (void *)0xd0),
+		     0);
+	itest_expect_wc(ccq, IBV_WC_SEND, (void *)0xd0, &wc);
+	itest_expect_wc(srcq, IBV_WC_RECV, (void *)0xc0, &wc);
+	cr_assert_eq(wc.byte_len, 512);
+
+	/* now a large buffer, then a message of its length */
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, big, big, (void *)0xc1), 0);
+	unsigned char *src = (unsigned char *)creg.ptr + big;
+	for (size_t i = 0; i < big; i++)
+		src[i] = (unsigned char)(i * 13 + 5);
+	cr_assert_eq(rpma_send(p.cconn, creg.mr, big, big, RPMA_F_COMPLETION_ALWAYS, (void *)0xd1),
+		     0);
+	itest_expect_wc(ccq, IBV_WC_SEND, (void *)0xd1, &wc);
+	cr_assert_eq(itest_wc(srcq, &wc, ITEST_WAIT_MS), 0, "no receive completion");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "receive status %d (%s)", wc.status,
+		     ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 0xc1);
+	cr_assert_eq(wc.byte_len, big);
+	cr_assert_eq(memcmp((char *)sreg.ptr + big, src, big), 0, "the message arrived altered");
+
+	/* the connection still works: and a small one again */
+	cr_assert_eq(rpma_srq_recv(srq, sreg.mr, 0, 512, (void *)0xc2), 0);
+	cr_assert_eq(rpma_send(p.cconn, creg.mr, 0, 100, RPMA_F_COMPLETION_ALWAYS, (void *)0xd2),
+		     0);
+	itest_expect_wc(ccq, IBV_WC_SEND, (void *)0xd2, &wc);
+	itest_expect_wc(srcq, IBV_WC_RECV, (void *)0xc2, &wc);
+	cr_assert_eq(wc.byte_len, 100);
+
+	itest_close_pair(&p.cconn, &p.sconn);
+	itest_region_delete(&sreg);
+	itest_region_delete(&creg);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+	cr_assert_eq(rpma_srq_delete(&srq), 0);
+	cr_assert_eq(rpma_srq_cfg_delete(&qcfg), 0);
+	itest_pair_close(&p);
+}
+
 /* an SRQ without its own CQ: receives complete on each connection's CQ */
 PROVIDER_TEST(cq, srq_without_rcq)
 {
