@@ -300,7 +300,8 @@ struct fab_conn {
 	uint32_t nimm_slots, imm_next;
 	/* SRQ emulation: the bounce buffers this connection posts */
 	struct fab_bounce *bounces;
-	size_t nbounces;
+	size_t nbounces;      /* entries of bounces (the most a connection may use) */
+	size_t bounce_active; /* the first ones, in use: fewer the longer they are */
 	char *bounce_mem;
 	struct fid_mr *bounce_mr;
 	void *bounce_desc;

@@ -16,7 +16,8 @@
  * connection attached, makes the connection's bounce buffers grow: those
  * posted are cancelled (fi_cancel), those holding a message are delivered
  * as usual, and once none is left on the endpoint the slab is replaced and
- * every bounce buffer is posted again at the new length.  A message that
+ * the bounce buffers are posted again at the new length (fewer of them when
+ * they are long: FAB_BOUNCE_BUDGET).  A message that
  * reaches a bounce buffer before that (already in flight, or a transport
  * that cannot cancel receives, such as libfabric's verbs: then the old
  * buffers are used up one by one first) can still be truncated.
@@ -28,9 +29,25 @@
 
 #include "fabric.h"
 
-/* the smallest bounce buffer and the most bounce buffers per connection */
-#define FAB_BOUNCE_MIN	 4096
-#define FAB_BOUNCE_MAX_N 16
+/*
+ * the smallest bounce buffer, the most bounce buffers per connection, and
+ * the memory a connection's bounce buffers may take together: beyond it a
+ * connection gets fewer of them, down to one as long as the longest buffer
+ * posted (so a connection costs at most max(FAB_BOUNCE_BUDGET, the longest
+ * buffer posted), not FAB_BOUNCE_MAX_N times that)
+ */
+#define FAB_BOUNCE_MIN	  4096
+#define FAB_BOUNCE_MAX_N  16
+#define FAB_BOUNCE_BUDGET (1024 * 1024)
+
+/* fab_bounce_count -- how many bounce buffers of size bytes a connection keeps (of at most n) */
+static size_t fab_bounce_count(size_t n, size_t size)
+{
+	size_t fit = FAB_BOUNCE_BUDGET / size;
+	if (fit < 1)
+		fit = 1;
+	return fit < n ? fit : n;
+}
 
 /* fab_srq_new -- an empty SRQ of rq_size buffers with an optional receive CQ */
 int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, struct rpma_cq *rcq,
@@ -127,13 +144,14 @@ static int fab_bounce_slab(struct fab_conn *c, size_t n, size_t size, char **mem
  */
 static void fab_bounce_regrow_try(struct fab_srq *s, struct fab_conn *c)
 {
-	if (c->bounce_idle < c->nbounces || atomic_load(&c->state) == FAB_CONN_DONE)
+	if (c->bounce_idle < c->bounce_active || atomic_load(&c->state) == FAB_CONN_DONE)
 		return;
 	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
+	size_t n = fab_bounce_count(c->nbounces, size);
 	char *mem;
 	struct fid_mr *mr;
 	void *desc;
-	if (size > c->bounce_size && fab_bounce_slab(c, c->nbounces, size, &mem, &mr, &desc) == 0) {
+	if (size > c->bounce_size && fab_bounce_slab(c, n, size, &mem, &mr, &desc) == 0) {
 		int r = fi_close(&c->bounce_mr->fid);
 		if (r)
 			FAB_LOG_FI(r, "fi_close(bounce mr)");
@@ -142,13 +160,15 @@ static void fab_bounce_regrow_try(struct fab_srq *s, struct fab_conn *c)
 		c->bounce_mr = mr;
 		c->bounce_desc = desc;
 		c->bounce_size = size;
-		for (size_t i = 0; i < c->nbounces; i++)
+		c->bounce_active = n;
+		for (size_t i = 0; i < n; i++)
 			c->bounces[i].buf = mem + i * size;
-		FAB_LOG_INFO("qp %u: SRQ bounce buffers grown to %zu bytes", c->qp_num, size);
+		FAB_LOG_INFO("qp %u: SRQ bounce buffers grown to %zu x %zu bytes", c->qp_num, n,
+			     size);
 	}
 	c->bounce_regrow = false;
 	c->bounce_idle = 0;
-	for (size_t i = 0; i < c->nbounces; i++)
+	for (size_t i = 0; i < c->bounce_active; i++)
 		fab_bounce_post(&c->bounces[i]);
 }
 
@@ -162,12 +182,12 @@ static void fab_bounce_regrow(struct fab_srq *s, struct fab_conn *c)
 		return;
 	c->bounce_regrow = true;
 	c->bounce_idle = 0;
-	for (size_t i = 0; i < c->nbounces; i++) {
+	for (size_t i = 0; i < c->bounce_active; i++) {
 		struct fab_bounce *b = &c->bounces[i];
 		if (!b->posted && !b->pending)
 			c->bounce_idle++; /* its repost failed before */
 	}
-	for (size_t i = 0; i < c->nbounces; i++) {
+	for (size_t i = 0; i < c->bounce_active; i++) {
 		struct fab_bounce *b = &c->bounces[i];
 		if (!b->posted)
 			continue;
@@ -300,8 +320,9 @@ int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
 	pthread_mutex_lock(&s->lock);
 	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
 	pthread_mutex_unlock(&s->lock);
-	size_t n = s->rq_size < FAB_BOUNCE_MAX_N ? s->rq_size : FAB_BOUNCE_MAX_N;
-	c->bounces = calloc(n, sizeof(*c->bounces));
+	size_t nmax = s->rq_size < FAB_BOUNCE_MAX_N ? s->rq_size : FAB_BOUNCE_MAX_N;
+	size_t n = fab_bounce_count(nmax, size);
+	c->bounces = calloc(nmax, sizeof(*c->bounces));
 	if (c->bounces == NULL) {
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
@@ -312,13 +333,15 @@ int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
 		c->bounces = NULL;
 		return ret;
 	}
-	c->nbounces = n;
+	c->nbounces = nmax;
+	c->bounce_active = n;
 	c->bounce_size = size;
 	c->bounce_regrow = false;
 	c->bounce_idle = 0;
+	for (size_t i = 0; i < nmax; i++)
+		c->bounces[i].conn = c;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < n; i++) {
-		c->bounces[i].conn = c;
 		c->bounces[i].buf = c->bounce_mem + i * size;
 		fab_bounce_post(&c->bounces[i]);
 	}
