@@ -44,6 +44,7 @@ int rpma_conn_new(struct rpma_peer *peer, void *priv, struct rpma_cq *cq, struct
 	conn->peer = peer;
 	conn->ops = rpma_peer_provider(peer)->ops;
 	conn->caps = rpma_peer_caps(peer);
+	conn->max_msg_size = rpma_peer_max_msg_size(peer);
 	conn->priv = priv;
 	conn->cq = cq;
 	conn->rcq = rcq;
@@ -340,8 +341,11 @@ static inline int rpma_conn_rma_args(const struct rpma_conn *conn, int flags, co
 				  local_is_src ? "source" : "destination");
 	if (ret)
 		return ret;
-	return rpma_mr_remote_target(remote, remote_offset, len,
-				     local_is_src ? "destination" : "source", raddr, rkey);
+	ret = rpma_mr_remote_target(remote, remote_offset, len,
+				    local_is_src ? "destination" : "source", raddr, rkey);
+	if (ret)
+		return ret;
+	return rpma_msg_len(len, conn->max_msg_size, op);
 }
 
 /* rpma_read -- copy len bytes from the remote region into a local one */
@@ -420,6 +424,9 @@ rpma_conn_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t o
 		ret = rpma_mr_local_check(src, offset, len, "source");
 		if (ret)
 			return ret;
+		ret = rpma_msg_len(len, conn->max_msg_size, "send");
+		if (ret)
+			return ret;
 	}
 
 	return conn->ops->send(conn, src, offset, len, flags, with_imm, imm, op_context);
@@ -454,6 +461,9 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 	}
 	if (dst != NULL) {
 		int ret = rpma_mr_local_check(dst, offset, len, "receive");
+		if (ret)
+			return ret;
+		ret = rpma_msg_len(len, conn->max_msg_size, "receive");
 		if (ret)
 			return ret;
 	}

@@ -17,6 +17,7 @@ struct rpma_conn {
 	struct rpma_peer *peer;
 	const struct rpma_provider_ops *ops; /* the peer's provider's, looked up once */
 	uint64_t caps;			     /* the peer's RPMA_PROV_CAP_* bits, read once */
+	size_t max_msg_size;		     /* the peer's largest operation, read once */
 	struct rpma_cq *cq;		     /* the main CQ */
 	struct rpma_cq *rcq;		     /* the connection's own receive CQ, or NULL */
 	struct rpma_srq *srq;

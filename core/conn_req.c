@@ -281,6 +281,9 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
 	int ret = rpma_mr_local_check(dst, offset, len, "receive");
 	if (ret)
 		return ret;
+	ret = rpma_msg_len(len, rpma_peer_max_msg_size(req->peer), "receive");
+	if (ret)
+		return ret;
 	if (req->srq != NULL) {
 		RPMA_LOG_ERROR("the request takes receives from a shared receive queue: use "
 			       "rpma_srq_recv()");

@@ -43,6 +43,14 @@ int rpma_mr_local_usage(const struct rpma_mr_local *mr)
 	return mr->usage;
 }
 
+/* rpma_msg_too_long -- the refusal of rpma_msg_len(), logged */
+__attribute__((noinline, cold)) void rpma_msg_too_long(size_t len, size_t max, const char *op)
+{
+	RPMA_LOG_ERROR("invalid argument: a %s of %zu bytes is longer than the largest message the "
+		       "transport carries (%zu bytes)",
+		       op, len, max);
+}
+
 /* rpma_mr_local_refuse -- the refusal of rpma_mr_local_check(), logged */
 void rpma_mr_local_refuse(const struct rpma_mr_local *mr, size_t offset, size_t len,
 			  const char *what)

@@ -87,4 +87,20 @@ static inline int rpma_mr_remote_target(const struct rpma_mr_remote *mr, size_t 
 	return 0;
 }
 
+/* rpma_msg_too_long -- log the refusal of rpma_msg_len() (out of the data path) */
+void rpma_msg_too_long(size_t len, size_t max, const char *op);
+
+/*
+ * rpma_msg_len -- a data-path length against the transport's largest message
+ * (max, cached where the operation starts): RPMA_E_INVAL (logged, naming the
+ * limit) when longer, so that no provider truncates it into a narrower field
+ */
+static inline int rpma_msg_len(size_t len, size_t max, const char *op)
+{
+	if (len <= max)
+		return 0;
+	rpma_msg_too_long(len, max, op);
+	return RPMA_E_INVAL;
+}
+
 #endif /* RPMA_MR_H */

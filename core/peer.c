@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "alloc.h"
 #include "log.h"
@@ -12,7 +13,8 @@
 struct rpma_peer {
 	void *priv; /* the provider's state */
 	const struct rpma_provider *prov;
-	uint64_t caps; /* static | device-dependent RPMA_PROV_CAP_* */
+	uint64_t caps;	     /* static | device-dependent RPMA_PROV_CAP_* */
+	size_t max_msg_size; /* the longest data-path operation (SIZE_MAX: no limit) */
 	/* 1 for the application's reference + 1 per object made from the peer */
 	_Atomic unsigned long refs;
 };
@@ -40,6 +42,12 @@ int rpma_priv_alloc(size_t size, void **priv_ptr)
 uint64_t rpma_peer_caps(const struct rpma_peer *peer)
 {
 	return peer->caps;
+}
+
+/* rpma_peer_max_msg_size -- the largest length of one data-path operation */
+size_t rpma_peer_max_msg_size(const struct rpma_peer *peer)
+{
+	return peer->max_msg_size;
 }
 
 /* rpma_peer_provider -- the provider the peer runs on */
@@ -112,6 +120,12 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 		return ret;
 	}
 	peer->caps = prov->caps | caps;
+	peer->max_msg_size = SIZE_MAX;
+	if (prov->ops->peer_max_msg_size != NULL) {
+		size_t max = prov->ops->peer_max_msg_size(peer);
+		if (max != 0)
+			peer->max_msg_size = max;
+	}
 
 	if ((peer->caps & RPMA_PROV_CAP_NATIVE_FLUSH) && prov->ops->flush == NULL) {
 		RPMA_LOG_WARNING("provider %s reports native flush but has no flush op: "
@@ -124,7 +138,8 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 			      "used instead");
 	if (!(peer->caps & RPMA_PROV_CAP_NATIVE_FLUSH))
 		RPMA_LOG_INFO("native flush is not supported: an 8-byte read is used instead");
-	RPMA_LOG_INFO("peer opened on provider %s (caps 0x%" PRIx64 ")", prov->name, peer->caps);
+	RPMA_LOG_INFO("peer opened on provider %s (caps 0x%" PRIx64 ", largest message %zu bytes)",
+		      prov->name, peer->caps, peer->max_msg_size);
 
 	*peer_ptr = peer;
 	return 0;

@@ -96,6 +96,15 @@ struct rpma_provider_ops {
 	/* peer_init -- open the transport on dev; *caps gets device-dependent RPMA_PROV_CAP_* bits */
 	int (*peer_init)(struct rpma_peer *peer, void *dev, uint64_t *caps);
 	int (*peer_fini)(struct rpma_peer *peer);
+	/*
+	 * peer_max_msg_size -- optional, asked once after peer_init: the largest
+	 * length one operation of the peer's connections and SRQs can carry
+	 * (read, write, write with immediate data, send, receive); the core
+	 * refuses longer ones with RPMA_E_INVAL before they reach the provider,
+	 * so no provider ever truncates a length into a narrower transport
+	 * field.  NULL (or an answer of 0): no limit below SIZE_MAX.
+	 */
+	size_t (*peer_max_msg_size)(const struct rpma_peer *peer);
 
 	/* ----- memory registration */
 	/*
@@ -294,6 +303,9 @@ struct rpma_peer *rpma_srq_peer(const struct rpma_srq *srq);
 
 /* the capability bits of a peer (static | device-dependent) */
 uint64_t rpma_peer_caps(const struct rpma_peer *peer);
+
+/* the largest length of one data-path operation on the peer (ops->peer_max_msg_size) */
+size_t rpma_peer_max_msg_size(const struct rpma_peer *peer);
 
 /* a local region's registered range and usage */
 void *rpma_mr_local_ptr(const struct rpma_mr_local *mr);

@@ -13,6 +13,7 @@ struct rpma_srq {
 	void *priv; /* the provider's state */
 	struct rpma_peer *peer;
 	struct rpma_cq *rcq; /* the SRQ's own receive CQ, or NULL */
+	size_t max_msg_size; /* the peer's largest operation, read once */
 };
 RPMA_OBJ_PRIV_FIRST(rpma_srq);
 
@@ -54,6 +55,7 @@ int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg, struct rpma_s
 			goto err_free_priv;
 	}
 	srq->peer = peer;
+	srq->max_msg_size = rpma_peer_max_msg_size(peer);
 
 	ret = prov->ops->srq_new(peer, srq, rq_size, srq->rcq, rcq_size);
 	if (ret)
@@ -112,6 +114,9 @@ int rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst, size_t offset
 	}
 	if (dst != NULL) {
 		int ret = rpma_mr_local_check(dst, offset, len, "receive");
+		if (ret)
+			return ret;
+		ret = rpma_msg_len(len, srq->max_msg_size, "receive");
 		if (ret)
 			return ret;
 	}

@@ -61,13 +61,14 @@
 /* a marker sent with every rejection so that the client tells REJECTED from UNREACHABLE */
 #define FAB_REJECT_MARK "rpma-rej"
 
-/* ----- the device (what device_get returns; the core keeps it until unload) */
+/* ----- the device (what device_get returns, one per address and type; kept until unload) */
 struct fab_dev {
 	char *addr;
 	int type; /* enum rpma_util_ibv_context_type */
 	char *prov_name;
 	char *fabric_name;
 	char *domain_name;
+	struct fab_dev *next; /* the provider's list of devices looked up */
 };
 
 /* ----- an internal wait source of the progress thread (a libfabric CQ or EQ) */
@@ -299,11 +300,22 @@ struct fab_conn {
 	uint32_t nimm_slots, imm_next;
 	/* SRQ emulation: the bounce buffers this connection posts */
 	struct fab_bounce *bounces;
-	size_t nbounces;
+	size_t nbounces;      /* entries of bounces (the most a connection may use) */
+	size_t bounce_active; /* the first ones, in use: fewer the longer they are */
 	char *bounce_mem;
 	struct fid_mr *bounce_mr;
 	void *bounce_desc;
 	size_t bounce_size;
+	/*
+	 * Growing the bounce buffers (fabric_srq.c): set when a buffer longer
+	 * than bounce_size was posted to the SRQ; each bounce buffer, once
+	 * cancelled or used, stays unposted (counted in bounce_idle) until all
+	 * are, then the slab is replaced by a larger one and all are posted
+	 * again.  Both under the SRQ's lock.
+	 */
+	bool bounce_regrow;
+	size_t bounce_idle;
+	struct fab_conn *srq_next; /* the SRQ's list of attached connections */
 };
 
 /* one internal receive buffer of an SRQ-attached connection */
@@ -316,6 +328,7 @@ struct fab_bounce {
 	int err;	/* 0 or the fi error of the receive */
 	int prov_errno; /* the provider's error */
 	bool pending;	/* holds a message that waits for an SRQ buffer */
+	bool posted;	/* posted on the connection's endpoint (under the SRQ's lock) */
 	struct fab_bounce *next_pending;
 };
 
@@ -336,6 +349,8 @@ struct fab_srq {
 	struct fab_bounce *pend_head, *pend_tail; /* messages waiting for a buffer */
 	size_t max_len;				  /* the largest buffer posted so far */
 	uint32_t rq_size;
+	struct fab_conn *conns; /* the attached connections (fab_conn.srq_next) */
+	bool no_cancel_logged;	/* the provider cannot cancel receives: said once */
 };
 
 /* typed accessors of the provider state of the core's objects */
@@ -499,5 +514,6 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 int fab_srq_attach(struct fab_srq *srq, struct fab_conn *c);
 void fab_srq_detach(struct fab_srq *srq, struct fab_conn *c);
 void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b);
+void fab_srq_cancelled(struct fab_conn *c, struct fab_bounce *b);
 
 #endif /* RPMA_FABRIC_H */

@@ -413,9 +413,11 @@ void fab_drain_rx(struct fab_source *src)
 			}
 			struct fab_bounce *b = fab_is_bounce(c, err.op_context);
 			if (b) {
-				/* flushed bounce buffers are internal: nobody waits for them */
-				if (err.err == FI_ECANCELED)
+				/* cancelled bounce buffers are internal: the SRQ may repost them */
+				if (err.err == FI_ECANCELED) {
+					fab_srq_cancelled(c, b);
 					continue;
+				}
 				b->len = 0;
 				b->flags = err.flags;
 				b->err = err.err;

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_provider.c -- the libfabric provider's table, devices and error translation */
 
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -78,26 +81,147 @@ static void fab_dev_free(struct fab_dev *d)
 }
 
 /*
- * fab_env_init -- before libfabric reads its settings: no memory registration
- * cache unless the user asks for one.  libfabric's verbs provider caches
- * registrations and registers every cached region for local write and
- * remote read, write and atomics, whatever access was asked for, and hands
- * out one key for two registrations of the same memory; librpma promises
- * that a region is reachable only as its usage says, and that every
- * registration has a key of its own.
+ * The devices looked up so far, one per (address, type): looking the same
+ * address up again returns the same device, so that the core hands out the
+ * same handle and a program that asks per connection does not grow.  A
+ * device stays until the core gives it back at unload (fab_device_put).
  */
-static void fab_env_init(void)
+static pthread_mutex_t fab_devs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fab_dev *fab_devs;
+
+/* fab_dev_find_locked -- the device of (addr, type) looked up before, or NULL (lock held) */
+static struct fab_dev *fab_dev_find_locked(const char *addr, int type)
 {
-	if (setenv("FI_MR_CACHE_MAX_COUNT", "0", 0))
-		RPMA_LOG_WARNING("fabric: cannot disable libfabric's registration cache");
+	for (struct fab_dev *d = fab_devs; d != NULL; d = d->next) {
+		if (d->type == type && strcmp(d->addr, addr) == 0)
+			return d;
+	}
+	return NULL;
 }
 
-/* fab_device_get -- find the libfabric MSG provider, fabric and domain serving addr */
-static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type, void **dev)
-{
-	static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-	(void)pthread_once(&env_once, fab_env_init);
+/*
+ * fab_env_init -- at load time, before libfabric reads its settings: no
+ * memory registration cache unless the user asks for one.  libfabric's verbs
+ * provider caches registrations and registers every cached region for local
+ * write and remote read, write and atomics, whatever access was asked for,
+ * and hands out one key for two registrations of the same memory; librpma
+ * promises that a region is reachable only as its usage says, and that every
+ * registration has a key of its own.  libfabric reads the setting only from
+ * the environment (it has no call that sets it), and setenv() is safe only
+ * while no other thread may read the environment: so the variable is set
+ * from this constructor, and only when the process has a single thread (a
+ * program linked with the library, before main; not a dlopen() from a
+ * threaded program).  Later, nothing touches the environment: the first
+ * lookup of a device served by libfabric's verbs warns instead
+ * (fab_env_check).
+ */
+static bool fab_single_threaded(void);
 
+__attribute__((constructor)) static void fab_env_init(void)
+{
+	if (getenv("FI_MR_CACHE_MAX_COUNT") != NULL)
+		return;
+	if (!fab_single_threaded())
+		return;
+	(void)setenv("FI_MR_CACHE_MAX_COUNT", "0", 0);
+}
+
+/* fab_env_check -- warn once when libfabric's verbs runs with its registration cache */
+static void fab_env_check(const char *prov_name)
+{
+	static atomic_bool warned;
+	if (strcmp(prov_name, "verbs") != 0)
+		return;
+	const char *v = getenv("FI_MR_CACHE_MAX_COUNT");
+	if (v != NULL) {
+		if (strcmp(v, "0") != 0)
+			FAB_LOG_INFO(
+				"libfabric's registration cache is on: FI_MR_CACHE_MAX_COUNT=%s",
+				v);
+		return;
+	}
+	if (!atomic_exchange(&warned, true))
+		FAB_LOG_WARNING("libfabric's registration cache is on (the library was loaded "
+				"while other threads ran, so FI_MR_CACHE_MAX_COUNT was left "
+				"unset): regions get every access and may share keys; set "
+				"FI_MR_CACHE_MAX_COUNT=0 to turn it off");
+}
+
+/* fab_single_threaded -- does the process have one thread (false when unknown)? */
+static bool fab_single_threaded(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	if (dir == NULL)
+		return false;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		if (e->d_name[0] != '.')
+			n++;
+	}
+	closedir(dir);
+	return n == 1;
+}
+/* fab_ep_type_name -- a short name of an endpoint type for log messages */
+static const char *fab_ep_type_name(enum fi_ep_type t)
+{
+	switch (t) {
+	case FI_EP_MSG:
+		return "msg";
+	case FI_EP_RDM:
+		return "rdm";
+	case FI_EP_DGRAM:
+		return "dgram";
+	default:
+		return "other";
+	}
+}
+
+/*
+ * fab_refusal -- log, at the default level, why no device serves addr: what
+ * was asked (a message endpoint with send/receive and RMA, and FI_PROVIDER
+ * when set) and what libfabric offers for the address without those
+ * requirements (provider and endpoint type of each distinct entry)
+ */
+static __attribute__((cold)) void fab_refusal(const char *addr, uint64_t flags, const char *why)
+{
+	char offered[256] = "";
+	size_t used = 0;
+	struct fi_info *all = NULL;
+	if (fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, NULL, &all) == 0) {
+		for (struct fi_info *fi = all; fi != NULL; fi = fi->next) {
+			const char *pn =
+				fi->fabric_attr->prov_name ? fi->fabric_attr->prov_name : "?";
+			/* each (provider, type) once */
+			bool seen = false;
+			for (struct fi_info *f = all; f != fi && !seen; f = f->next) {
+				const char *fpn =
+					f->fabric_attr->prov_name ? f->fabric_attr->prov_name : "?";
+				seen = f->ep_attr->type == fi->ep_attr->type &&
+				       strcmp(fpn, pn) == 0;
+			}
+			if (seen)
+				continue;
+			int n = snprintf(offered + used, sizeof(offered) - used, "%s%s (%s)",
+					 used ? ", " : "", pn, fab_ep_type_name(fi->ep_attr->type));
+			if (n < 0 || (size_t)n >= sizeof(offered) - used)
+				break;
+			used += (size_t)n;
+		}
+		fi_freeinfo(all);
+	}
+	const char *fp = getenv("FI_PROVIDER");
+	FAB_LOG_WARNING("no libfabric provider%s%s offers a message endpoint (FI_EP_MSG) with "
+			"send/receive and RMA for the %s address %s (%s); libfabric offers: %s",
+			fp ? " of FI_PROVIDER=" : "", fp ? fp : "",
+			(flags & FI_SOURCE) ? "local" : "remote", addr, why,
+			used ? offered : "nothing for this address");
+}
+
+/* fab_device_lookup -- ask libfabric for the MSG provider, fabric and domain serving addr */
+static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type type,
+			     struct fab_dev **dev)
+{
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_info *list = NULL;
 	if (hints == NULL) {
@@ -113,15 +237,13 @@ static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type
 	int ret = fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, hints, &list);
 	fi_freeinfo(hints);
 	if (ret) {
-		RPMA_LOG_INFO("fabric: no libfabric MSG provider serves %s (%s): %s", addr,
-			      type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote",
-			      fi_strerror(-ret));
+		fab_refusal(addr, flags, fi_strerror(-ret));
 		return RPMA_E_PROVIDER;
 	}
 	struct fi_info *fi = fab_pick(list);
 	if (fi == NULL) {
 		fi_freeinfo(list);
-		RPMA_LOG_INFO("fabric: no libfabric MSG endpoint serves %s", addr);
+		fab_refusal(addr, flags, "no entry of type FI_EP_MSG");
 		return RPMA_E_PROVIDER;
 	}
 	struct fab_dev *d = calloc(1, sizeof(*d));
@@ -143,14 +265,65 @@ static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type
 	}
 	RPMA_LOG_INFO("fabric: %s is served by libfabric provider %s, fabric %s, domain %s", addr,
 		      d->prov_name, d->fabric_name, d->domain_name);
+	fab_env_check(d->prov_name);
 	*dev = d;
 	return 0;
 }
 
-/* fab_device_put -- release what fab_device_get returned */
+/* fab_device_get -- the device serving addr: the one found before for (addr, type), or a new one */
+static int fab_device_get(const char *addr, enum rpma_util_ibv_context_type type, void **dev)
+{
+	pthread_mutex_lock(&fab_devs_lock);
+	struct fab_dev *d = fab_dev_find_locked(addr, (int)type);
+	pthread_mutex_unlock(&fab_devs_lock);
+	if (d != NULL) {
+		*dev = d;
+		return 0;
+	}
+
+	/* looked up unlocked (libfabric may take long); a racing lookup of the same address loses */
+	struct fab_dev *nd = NULL;
+	int ret = fab_device_lookup(addr, type, &nd);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&fab_devs_lock);
+	d = fab_dev_find_locked(addr, (int)type);
+	if (d == NULL) {
+		nd->next = fab_devs;
+		fab_devs = nd;
+		d = nd;
+		nd = NULL;
+	}
+	pthread_mutex_unlock(&fab_devs_lock);
+	fab_dev_free(nd);
+	*dev = d;
+	return 0;
+}
+
+/* fab_device_put -- the core gives a device back (at unload): forget and release it */
 static void fab_device_put(void *dev)
 {
+	pthread_mutex_lock(&fab_devs_lock);
+	for (struct fab_dev **pp = &fab_devs; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == dev) {
+			*pp = ((struct fab_dev *)dev)->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fab_devs_lock);
 	fab_dev_free(dev);
+}
+
+/*
+ * fab_peer_max_msg_size -- the largest length of one operation: the
+ * negotiated endpoint attribute max_msg_size (0 there: no limit stated)
+ */
+static size_t fab_peer_max_msg_size(const struct rpma_peer *peer)
+{
+	const struct fi_info *info = fab_peer(peer)->info;
+	if (info == NULL || info->ep_attr == NULL)
+		return 0;
+	return info->ep_attr->max_msg_size;
 }
 
 static const struct rpma_provider_ops fab_ops = {
@@ -159,6 +332,7 @@ static const struct rpma_provider_ops fab_ops = {
 	.device_is_odp_capable = NULL,
 	.peer_init = fab_peer_init,
 	.peer_fini = fab_peer_fini,
+	.peer_max_msg_size = fab_peer_max_msg_size,
 	.mr_reg = fab_mr_reg,
 	.mr_dereg = fab_mr_dereg,
 	.mr_advise = fab_mr_advise,

@@ -10,6 +10,17 @@
  * op_context; while no buffer is posted, the message waits in its bounce
  * buffer (and the connection's stream stalls once all of them are taken,
  * which plays the part of verbs' receiver-not-ready flow control).
+ *
+ * Bounce buffers are as long as the longest buffer posted to the SRQ so far
+ * (at least FAB_BOUNCE_MIN).  A buffer longer than that, posted after a
+ * connection attached, makes the connection's bounce buffers grow: those
+ * posted are cancelled (fi_cancel), those holding a message are delivered
+ * as usual, and once none is left on the endpoint the slab is replaced and
+ * the bounce buffers are posted again at the new length (fewer of them when
+ * they are long: FAB_BOUNCE_BUDGET).  A message that
+ * reaches a bounce buffer before that (already in flight, or a transport
+ * that cannot cancel receives, such as libfabric's verbs: then the old
+ * buffers are used up one by one first) can still be truncated.
  */
 
 #include <arpa/inet.h>
@@ -18,9 +29,25 @@
 
 #include "fabric.h"
 
-/* the smallest bounce buffer and the most bounce buffers per connection */
-#define FAB_BOUNCE_MIN	 4096
-#define FAB_BOUNCE_MAX_N 16
+/*
+ * the smallest bounce buffer, the most bounce buffers per connection, and
+ * the memory a connection's bounce buffers may take together: beyond it a
+ * connection gets fewer of them, down to one as long as the longest buffer
+ * posted (so a connection costs at most max(FAB_BOUNCE_BUDGET, the longest
+ * buffer posted), not FAB_BOUNCE_MAX_N times that)
+ */
+#define FAB_BOUNCE_MIN	  4096
+#define FAB_BOUNCE_MAX_N  16
+#define FAB_BOUNCE_BUDGET (1024 * 1024)
+
+/* fab_bounce_count -- how many bounce buffers of size bytes a connection keeps (of at most n) */
+static size_t fab_bounce_count(size_t n, size_t size)
+{
+	size_t fit = FAB_BOUNCE_BUDGET / size;
+	if (fit < 1)
+		fit = 1;
+	return fit < n ? fit : n;
+}
 
 /* fab_srq_new -- an empty SRQ of rq_size buffers with an optional receive CQ */
 int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, struct rpma_cq *rcq,
@@ -62,20 +89,136 @@ int fab_srq_delete(struct rpma_srq *srq)
 	return 0;
 }
 
-/* fab_bounce_post -- (re)post a bounce buffer on its connection */
+static void fab_bounce_regrow_try(struct fab_srq *s, struct fab_conn *c);
+
+/*
+ * fab_bounce_post -- (re)post a bounce buffer on its connection (the SRQ's
+ * lock held, or the connection not yet on the SRQ's list); while the
+ * connection's bounce buffers grow, the buffer stays aside instead
+ */
 static void fab_bounce_post(struct fab_bounce *b)
 {
 	struct fab_conn *c = b->conn;
-	struct iovec iov = {.iov_base = b->buf, .iov_len = c->bounce_size};
-	void *desc = c->bounce_desc;
-	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = b};
 	b->pending = false;
 	if (atomic_load(&c->state) == FAB_CONN_DONE)
 		return; /* the connection is over: nothing will arrive */
+	if (c->bounce_regrow) {
+		c->bounce_idle++;
+		fab_bounce_regrow_try(c->srq, c);
+		return;
+	}
+	struct iovec iov = {.iov_base = b->buf, .iov_len = c->bounce_size};
+	void *desc = c->bounce_desc;
+	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = b};
+	b->posted = true;
 	ssize_t ret = fi_recvmsg(c->ep, &msg, FI_COMPLETION);
-	if (ret)
+	if (ret) {
+		b->posted = false;
 		RPMA_LOG_ERROR("fabric: qp %u: reposting an SRQ bounce buffer failed: %s",
 			       c->qp_num, fi_strerror((int)-ret));
+	}
+}
+
+/* fab_bounce_slab -- a registered slab of n bounce buffers of size bytes */
+static int fab_bounce_slab(struct fab_conn *c, size_t n, size_t size, char **mem,
+			   struct fid_mr **mr, void **desc)
+{
+	*mem = malloc(n * size);
+	if (*mem == NULL) {
+		FAB_LOG_ERROR("out of memory for %zu SRQ bounce buffers of %zu bytes", n, size);
+		return RPMA_E_NOMEM;
+	}
+	uint64_t key;
+	int ret = fab_peer_reg(c->peer, *mem, n * size, FI_RECV, false, mr, desc, &key);
+	if (ret) {
+		free(*mem);
+		*mem = NULL;
+	}
+	return ret;
+}
+
+/*
+ * fab_bounce_regrow_try -- once none of c's bounce buffers is posted or holds
+ * a message, replace the slab by one of the SRQ's current length and post
+ * them all again (lock held); when that fails, the old ones are posted again
+ */
+static void fab_bounce_regrow_try(struct fab_srq *s, struct fab_conn *c)
+{
+	if (c->bounce_idle < c->bounce_active || atomic_load(&c->state) == FAB_CONN_DONE)
+		return;
+	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
+	size_t n = fab_bounce_count(c->nbounces, size);
+	char *mem;
+	struct fid_mr *mr;
+	void *desc;
+	if (size > c->bounce_size && fab_bounce_slab(c, n, size, &mem, &mr, &desc) == 0) {
+		int r = fi_close(&c->bounce_mr->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(bounce mr)");
+		free(c->bounce_mem);
+		c->bounce_mem = mem;
+		c->bounce_mr = mr;
+		c->bounce_desc = desc;
+		c->bounce_size = size;
+		c->bounce_active = n;
+		for (size_t i = 0; i < n; i++)
+			c->bounces[i].buf = mem + i * size;
+		FAB_LOG_INFO("qp %u: SRQ bounce buffers grown to %zu x %zu bytes", c->qp_num, n,
+			     size);
+	}
+	c->bounce_regrow = false;
+	c->bounce_idle = 0;
+	for (size_t i = 0; i < c->bounce_active; i++)
+		fab_bounce_post(&c->bounces[i]);
+}
+
+/*
+ * fab_bounce_regrow -- c's bounce buffers are shorter than a buffer just
+ * posted to the SRQ: take those posted back (lock held)
+ */
+static void fab_bounce_regrow(struct fab_srq *s, struct fab_conn *c)
+{
+	if (c->bounce_regrow || atomic_load(&c->state) == FAB_CONN_DONE)
+		return;
+	c->bounce_regrow = true;
+	c->bounce_idle = 0;
+	for (size_t i = 0; i < c->bounce_active; i++) {
+		struct fab_bounce *b = &c->bounces[i];
+		if (!b->posted && !b->pending)
+			c->bounce_idle++; /* its repost failed before */
+	}
+	for (size_t i = 0; i < c->bounce_active; i++) {
+		struct fab_bounce *b = &c->bounces[i];
+		if (!b->posted)
+			continue;
+		/* a buffer a message already fills completes as usual instead */
+		int r = fi_cancel(&c->ep->fid, b);
+		if (r == 0)
+			continue;
+		if (!s->no_cancel_logged) {
+			s->no_cancel_logged = true;
+			FAB_LOG_WARNING("libfabric provider %s cannot cancel receives (%s): a "
+					"connection's SRQ bounce buffers grow to a longer buffer "
+					"posted later only after its current ones took a message "
+					"each; a longer message arriving meanwhile is truncated",
+					c->peer->info->fabric_attr->prov_name, fi_strerror(-r));
+		}
+		break;
+	}
+	fab_bounce_regrow_try(s, c);
+}
+
+/* fab_srq_cancelled -- a bounce buffer came back cancelled (from draining c's RX CQ) */
+void fab_srq_cancelled(struct fab_conn *c, struct fab_bounce *b)
+{
+	struct fab_srq *s = c->srq;
+	pthread_mutex_lock(&s->lock);
+	b->posted = false;
+	if (c->bounce_regrow) {
+		c->bounce_idle++;
+		fab_bounce_regrow_try(s, c);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 /* fab_srq_deliver -- complete a message into a posted SRQ buffer (lock held) */
@@ -112,6 +255,7 @@ void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
 {
 	struct fab_srq *s = c->srq;
 	pthread_mutex_lock(&s->lock);
+	b->posted = false;
 	if (s->count > 0) {
 		struct fab_srq_buf u = s->bufs[s->head];
 		s->head = (s->head + 1) % s->cap;
@@ -141,8 +285,14 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 		.op_context = op_context,
 	};
 	pthread_mutex_lock(&s->lock);
-	if (len > s->max_len)
+	if (len > s->max_len) {
 		s->max_len = len;
+		/* connections whose bounce buffers are shorter grow them */
+		for (struct fab_conn *c = s->conns; c != NULL; c = c->srq_next) {
+			if (c->bounce_size < len)
+				fab_bounce_regrow(s, c);
+		}
+	}
 	struct fab_bounce *b = s->pend_head;
 	if (b) {
 		s->pend_head = b->next_pending;
@@ -170,41 +320,51 @@ int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
 	pthread_mutex_lock(&s->lock);
 	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
 	pthread_mutex_unlock(&s->lock);
-	size_t n = s->rq_size < FAB_BOUNCE_MAX_N ? s->rq_size : FAB_BOUNCE_MAX_N;
-	c->bounces = calloc(n, sizeof(*c->bounces));
-	c->bounce_mem = malloc(n * size);
-	if (c->bounces == NULL || c->bounce_mem == NULL) {
+	size_t nmax = s->rq_size < FAB_BOUNCE_MAX_N ? s->rq_size : FAB_BOUNCE_MAX_N;
+	size_t n = fab_bounce_count(nmax, size);
+	c->bounces = calloc(nmax, sizeof(*c->bounces));
+	if (c->bounces == NULL) {
 		FAB_LOG_ERROR("out of memory");
-		free(c->bounces);
-		free(c->bounce_mem);
-		c->bounces = NULL;
-		c->bounce_mem = NULL;
 		return RPMA_E_NOMEM;
 	}
-	uint64_t key;
-	int ret = fab_peer_reg(c->peer, c->bounce_mem, n * size, FI_RECV, false, &c->bounce_mr,
-			       &c->bounce_desc, &key);
+	int ret = fab_bounce_slab(c, n, size, &c->bounce_mem, &c->bounce_mr, &c->bounce_desc);
 	if (ret) {
 		free(c->bounces);
-		free(c->bounce_mem);
 		c->bounces = NULL;
-		c->bounce_mem = NULL;
 		return ret;
 	}
-	c->nbounces = n;
+	c->nbounces = nmax;
+	c->bounce_active = n;
 	c->bounce_size = size;
-	for (size_t i = 0; i < n; i++) {
+	c->bounce_regrow = false;
+	c->bounce_idle = 0;
+	for (size_t i = 0; i < nmax; i++)
 		c->bounces[i].conn = c;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < n; i++) {
 		c->bounces[i].buf = c->bounce_mem + i * size;
 		fab_bounce_post(&c->bounces[i]);
 	}
+	/* a longer buffer posted meanwhile: grow at once */
+	if (s->max_len > c->bounce_size)
+		fab_bounce_regrow(s, c);
+	c->srq_next = s->conns;
+	s->conns = c;
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
 
-/* fab_srq_detach -- forget the connection's waiting messages */
+/* fab_srq_detach -- forget the connection and its waiting messages */
 void fab_srq_detach(struct fab_srq *s, struct fab_conn *c)
 {
 	pthread_mutex_lock(&s->lock);
+	for (struct fab_conn **cp = &s->conns; *cp != NULL; cp = &(*cp)->srq_next) {
+		if (*cp == c) {
+			*cp = c->srq_next;
+			break;
+		}
+	}
+	c->srq_next = NULL;
 	struct fab_bounce **pp = &s->pend_head;
 	s->pend_tail = NULL;
 	while (*pp) {

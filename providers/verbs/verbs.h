@@ -53,6 +53,7 @@ struct vrb_peer {
 	bool native_flush;	  /* IBV_WR_FLUSH usable (both types) */
 	bool iwarp;		  /* reads are performed as writes by the target */
 	bool inline_writes;	  /* small ordinary writes go inline (RPMA_VERBS_INLINE) */
+	size_t max_msg_size;	  /* the smallest max_msg_sz of the device's ports */
 };
 
 /* a local memory region */
@@ -164,6 +165,7 @@ int vrb_conn_wait(struct rpma_conn *conn, bool *is_rcq);
 int vrb_device_is_odp_capable(void *dev, int *is_odp_capable);
 int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int vrb_peer_fini(struct rpma_peer *peer);
+size_t vrb_peer_max_msg_size(const struct rpma_peer *peer);
 
 /* ----- verbs_mr.c */
 int vrb_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,

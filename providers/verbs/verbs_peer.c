@@ -49,6 +49,35 @@ static bool vrb_inline_enabled(void)
 }
 
 /*
+ * vrb_max_msg_size -- the longest message every port of the device carries
+ * (the smallest max_msg_sz), never beyond what a scatter/gather entry's
+ * 32-bit length holds; that bound alone when no port answers
+ */
+static size_t vrb_max_msg_size(struct ibv_context *ctx, uint8_t ports)
+{
+	uint64_t max = UINT32_MAX;
+	for (uint8_t p = 1; p <= ports && p != 0; p++) {
+		struct ibv_port_attr pattr;
+		memset(&pattr, 0, sizeof(pattr));
+		int e = ibv_query_port(ctx, p, &pattr);
+		if (e) {
+			VRB_LOG_DEBUG("ibv_query_port(%s, %u) failed (%d)",
+				      ibv_get_device_name(ctx->device), (unsigned)p, e);
+			continue;
+		}
+		if (pattr.max_msg_sz != 0 && pattr.max_msg_sz < max)
+			max = pattr.max_msg_sz;
+	}
+	return (size_t)max;
+}
+
+/* vrb_peer_max_msg_size -- the largest length of one operation (found by vrb_peer_init) */
+size_t vrb_peer_max_msg_size(const struct rpma_peer *peer)
+{
+	return vrb_peer(peer)->max_msg_size;
+}
+
+/*
  * vrb_peer_init -- probe the device (ODP, native atomic write, native
  * flush) and allocate the protection domain
  */
@@ -66,6 +95,7 @@ int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	vp->odp = vrb_attr_is_odp(&attr);
 	vp->iwarp = ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 	vp->inline_writes = vrb_inline_enabled();
+	vp->max_msg_size = vrb_max_msg_size(ctx, attr.orig_attr.phys_port_cnt);
 	*caps = vp->odp ? RPMA_PROV_CAP_ODP : 0;
 
 #ifdef VERBS_NATIVE_ATOMIC_WRITE

@@ -69,6 +69,7 @@ static const struct rpma_provider_ops vrb_ops = {
 
 	.peer_init = vrb_peer_init,
 	.peer_fini = vrb_peer_fini,
+	.peer_max_msg_size = vrb_peer_max_msg_size,
 
 	.mr_reg = vrb_mr_reg,
 	.mr_dereg = vrb_mr_dereg,

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "itest.h"
 
 /* ------------------------------------------------ peer configurations */
@@ -673,6 +675,92 @@ PROVIDER_TEST(api, device_odp_answer)
 	p.cpeer = itest_peer();
 	itest_pair_open(&p, NULL, NULL, NULL, NULL, NULL, NULL);
 	itest_pair_close(&p);
+}
+
+/* api_device_lookups -- look both kinds of address up n times: always the handles in first */
+static void api_device_lookups(struct ibv_context *const first[2], int n)
+{
+	const enum rpma_util_ibv_context_type types[2] = {RPMA_UTIL_IBV_CONTEXT_LOCAL,
+							  RPMA_UTIL_IBV_CONTEXT_REMOTE};
+	for (int i = 0; i < n; i++) {
+		for (int t = 0; t < 2; t++) {
+			struct ibv_context *dev = NULL;
+			cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), types[t], &dev), 0);
+			cr_assert_eq(dev, first[t], "lookup %d of type %d: handle %p, first %p", i,
+				     t, (void *)dev, (void *)first[t]);
+		}
+	}
+}
+
+/*
+ * the same address gives the same handle every time, and looking it up again
+ * costs no memory (programs such as fio's engines ask once per connection;
+ * the handle is never freed by the application)
+ */
+PROVIDER_TEST(api, device_same_handle_no_growth)
+{
+	struct ibv_context *first[2] = {NULL, NULL};
+	cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &first[0]),
+		     0);
+	cr_assert_eq(
+		rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_REMOTE, &first[1]), 0);
+	/* warm up whatever the libraries below set up once */
+	api_device_lookups(first, 50);
+
+	struct mallinfo2 before = mallinfo2();
+	const int n = 5000;
+	api_device_lookups(first, n);
+	struct mallinfo2 after = mallinfo2();
+	size_t grown = after.uordblks > before.uordblks ? after.uordblks - before.uordblks : 0;
+	cr_assert_leq(grown, 4096, "the heap grew by %zu bytes over %d lookups of each kind", grown,
+		      n);
+
+	/* the handle still makes a peer */
+	struct rpma_peer *peer = NULL;
+	cr_assert_eq(rpma_peer_new(first[0], &peer), 0);
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+}
+
+extern char **environ;
+
+/*
+ * the first device lookup changes nothing in the process environment (a
+ * setenv() there races with getenv() in the application's threads); the
+ * setting the fabric provider needs from libfabric (its registration cache
+ * off, see rpma_fabric(7)) was made when the library was loaded
+ */
+PROVIDER_TEST(api, device_lookup_leaves_environment)
+{
+	int n = 0;
+	while (environ[n] != NULL)
+		n++;
+	char **copy = calloc((size_t)n + 1, sizeof(*copy));
+	cr_assert_not_null(copy);
+	for (int i = 0; i < n; i++) {
+		copy[i] = strdup(environ[i]);
+		cr_assert_not_null(copy[i]);
+	}
+#ifdef RPMA_HAVE_FABRIC
+	cr_assert_not_null(getenv("FI_MR_CACHE_MAX_COUNT"),
+			   "FI_MR_CACHE_MAX_COUNT is set when the library is loaded");
+#endif
+
+	struct ibv_context *dev = NULL;
+	cr_assert_eq(rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
+	struct rpma_peer *peer = NULL;
+	cr_assert_eq(rpma_peer_new(dev, &peer), 0);
+
+	int m = 0;
+	while (environ[m] != NULL)
+		m++;
+	for (int i = 0; i < m && i < n; i++)
+		cr_assert_str_eq(environ[i], copy[i], "environment entry %d changed", i);
+	cr_assert_eq(m, n, "the environment had %d entries and has %d after the lookup%s%s", n, m,
+		     m > n ? ", the first new one: " : "", m > n ? environ[n] : "");
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+	for (int i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
 }
 
 /* ------------------------------------------------ the 0.10-era calls */

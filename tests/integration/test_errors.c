@@ -2,6 +2,8 @@
 /* test_errors.c -- integration: failures must end in error completions and events, never hangs */
 
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -234,4 +236,89 @@ PROVIDER_TEST(errors, beyond_declared_size)
 	for (int i = 0; i < 16; i++)
 		cr_assert_eq(end[i], i < 8 ? 0x6b : 0x6c, "byte %d of the region's end", i);
 	itest_dpair_close(&d);
+}
+
+/* ------------------------------------------------ a device nobody serves */
+
+/* the lines logged at the default level (warning or more severe) */
+static char errors_log[8192];
+
+/* errors_log_capture -- a log function that keeps lines up to the warning level */
+static void errors_log_capture(enum rpma_log_level level, const char *file_name, const int line_no,
+			       const char *function_name, const char *message_format, ...)
+{
+	(void)file_name;
+	(void)line_no;
+	(void)function_name;
+	if (level > RPMA_LOG_LEVEL_WARNING)
+		return;
+	size_t used = strlen(errors_log);
+	if (used + 2 >= sizeof(errors_log))
+		return;
+	va_list ap;
+	va_start(ap, message_format);
+	vsnprintf(errors_log + used, sizeof(errors_log) - used - 1, message_format, ap);
+	va_end(ap);
+	strcat(errors_log, "\n");
+}
+
+/*
+ * errors_device_refused -- look the testing address up with FI_PROVIDER set
+ * to fi_provider (before anything of libfabric ran in this process): when the
+ * lookup fails, one line at the default level says why, naming what was asked
+ * (the FI_PROVIDER value) and the address; returns that line (or NULL when
+ * the provider served the address anyway, not depending on FI_PROVIDER)
+ */
+static const char *errors_device_refused(const char *fi_provider)
+{
+	cr_assert_eq(setenv("FI_PROVIDER", fi_provider, 1), 0);
+	errors_log[0] = '\0';
+	cr_assert_eq(rpma_log_set_function(errors_log_capture), 0);
+	struct ibv_context *dev = NULL;
+	int ret = rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev);
+	cr_assert_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	if (ret == 0)
+		return NULL;
+	cr_assert_eq(ret, RPMA_E_PROVIDER, "%s", rpma_err_2str(ret));
+	const char *line = errors_log;
+	while (line != NULL && *line != '\0') {
+		if (strstr(line, fi_provider) != NULL)
+			break;
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	cr_assert(line != NULL && *line != '\0',
+		  "no line at the default level names FI_PROVIDER=%s; logged:\n%s", fi_provider,
+		  errors_log);
+	const char *end = strchr(line, '\n');
+	size_t len = end ? (size_t)(end - line) : strlen(line);
+	static char one[1024];
+	snprintf(one, sizeof(one), "%.*s", (int)len, line);
+	cr_assert_not_null(strstr(one, itest_ip()), "the line names the address: %s", one);
+	return one;
+}
+
+/* a misspelt FI_PROVIDER: the refusal says what was asked and that nothing was offered */
+PROVIDER_TEST(errors, device_unknown_fi_provider_says_why)
+{
+	(void)prov;
+	const char *line = errors_device_refused("rpma-no-such-provider");
+	if (line != NULL)
+		cr_log_info("refused: %s", line);
+}
+
+/*
+ * FI_PROVIDER naming a libfabric provider without message endpoints (shm):
+ * the refusal names what libfabric offers instead
+ */
+PROVIDER_TEST(errors, device_no_msg_endpoint_says_why)
+{
+	(void)prov;
+	const char *line = errors_device_refused("shm");
+	if (line != NULL) {
+		cr_log_info("refused: %s", line);
+		cr_assert_not_null(strstr(line, "offer"), "the line says what is offered: %s",
+				   line);
+	}
 }

@@ -25,6 +25,7 @@ struct fake_peer {
 	uint32_t magic;
 	enum fake_prov prov;
 	void *dev;
+	size_t max_msg_size; /* what peer_max_msg_size answers (the fake "verbs" only) */
 };
 
 struct fake_mr {
@@ -95,6 +96,7 @@ static struct {
 	bool odp;
 	uint64_t peer_caps;
 	bool offset_addressing;
+	size_t max_msg_size;
 	uint64_t rkey;
 	uint32_t qp_num;
 
@@ -106,6 +108,7 @@ static struct {
 	int nwaits, waits_head;
 } F = {
 	.serves = {true, true},
+	.max_msg_size = FAKE_MAX_MSG_SIZE,
 	.rkey = 0x1234abcd,
 	.qp_num = 0x2a,
 };
@@ -237,6 +240,7 @@ void fake_reset(void)
 	free(F.calls);
 	memset(&F, 0, sizeof(F));
 	F.serves[0] = F.serves[1] = true;
+	F.max_msg_size = FAKE_MAX_MSG_SIZE;
 	F.rkey = 0x1234abcd;
 	F.qp_num = 0x2a;
 	violations = 0;
@@ -315,6 +319,12 @@ void fake_set_odp_capable(bool capable)
 void fake_set_peer_caps(uint64_t caps)
 {
 	F.peer_caps = caps;
+}
+
+/* fake_set_max_msg_size -- the largest message of the fake "verbs" peers opened from now */
+void fake_set_max_msg_size(size_t max)
+{
+	F.max_msg_size = max;
 }
 
 /* fake_set_mr_keys -- what mr_reg returns as raddr and rkey */
@@ -633,6 +643,7 @@ static int peer_init(enum fake_prov prov, struct rpma_peer *peer, void *dev, uin
 	p->magic = MAGIC_PEER;
 	p->prov = prov;
 	p->dev = dev;
+	p->max_msg_size = F.max_msg_size;
 	*caps = F.peer_caps;
 	live[FAKE_OBJ_PEER]++;
 	return 0;
@@ -648,6 +659,13 @@ static int verbs_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 static int fabric_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 {
 	return peer_init(FAKE_PROV_FABRIC, peer, dev, caps);
+}
+
+/* verbs_peer_max_msg_size -- the largest message of the fake "verbs" (fixed at peer_init) */
+static size_t verbs_peer_max_msg_size(const struct rpma_peer *peer)
+{
+	struct fake_peer *p = peer_of(peer, "peer_max_msg_size");
+	return p ? p->max_msg_size : 0;
 }
 
 /* fake_peer_fini -- close the fake transport */
@@ -1319,6 +1337,7 @@ static const struct rpma_provider_ops verbs_ops = {
 	.device_put = NULL,
 	.device_is_odp_capable = verbs_device_is_odp_capable,
 	.peer_init = verbs_peer_init,
+	.peer_max_msg_size = verbs_peer_max_msg_size,
 	.peer_fini = fake_peer_fini,
 	.mr_reg = fake_mr_reg,
 	.mr_dereg = fake_mr_dereg,

@@ -148,6 +148,13 @@ int fake_injected(void);
 void fake_set_serves(enum fake_prov prov, bool serves);
 void fake_set_odp_capable(bool capable);
 void fake_set_peer_caps(uint64_t caps);
+/*
+ * the largest message the fake "verbs" declares (peer_max_msg_size) for peers
+ * opened from now: FAKE_MAX_MSG_SIZE after a reset; the fake "fabric"
+ * declares none
+ */
+#define FAKE_MAX_MSG_SIZE 4096
+void fake_set_max_msg_size(size_t max);
 
 /* ----- memory registration */
 /* fake_set_mr_keys -- offset addressing (raddr 0) or the region's address; the next rkey */

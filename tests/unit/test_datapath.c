@@ -653,6 +653,114 @@ Test(conn_req_recv, arguments)
 	cr_assert_eq(rpma_peer_delete(&p), 0);
 }
 
+/* ============================================================== max_msg */
+
+/*
+ * The transport's largest message: the fake "verbs" declares MM_MAX bytes
+ * (peer_max_msg_size); every data-path length beyond it is refused with
+ * RPMA_E_INVAL before it reaches the provider (no transport field truncates
+ * it), with one line naming the limit.
+ */
+#define MM_MAX 100
+
+static struct rpma_srq *mm_srq;
+
+/* mm_init -- the data-path fixture on a peer whose transport carries MM_MAX bytes */
+static void mm_init(void)
+{
+	unit_init();
+	fake_set_max_msg_size(MM_MAX);
+	peer = unit_peer(FAKE_PROV_VERBS);
+	conn = unit_conn(peer, NULL);
+	local = unit_mr(peer, buf, LOCAL_SIZE, UNIT_USAGE_ALL);
+	remote = unit_remote(UNIT_RADDR, REMOTE_SIZE, UNIT_RKEY, UNIT_USAGE_ALL);
+	cr_assert_eq(rpma_srq_new(peer, NULL, &mm_srq), 0);
+	fake_reset();
+}
+
+/* mm_fini -- release the SRQ, then the data-path fixture */
+static void mm_fini(void)
+{
+	cr_expect_eq(rpma_srq_delete(&mm_srq), 0);
+	dp_fini();
+}
+
+TestSuite(max_msg, .init = mm_init, .fini = mm_fini);
+
+/* mm_refused -- ret is the refusal: nothing reached the provider, one error line naming MM_MAX */
+static void mm_refused(int ret, const char *what)
+{
+	cr_assert_eq(ret, RPMA_E_INVAL, "%s: %d", what, ret);
+	cr_assert_eq(fake_calls_total(), 0, "%s reached the provider", what);
+	cr_assert_eq(unit_log_total(), 1, "%s: %d lines logged", what, unit_log_total());
+	cr_assert_eq(unit_log_count(RPMA_LOG_LEVEL_ERROR), 1, "%s", what);
+	cr_assert_not_null(strstr(unit_log_last(), "(100 bytes)"), "%s: %s", what, unit_log_last());
+	unit_log_reset();
+}
+
+Test(max_msg, longer_operations_are_refused)
+{
+	const int f = RPMA_F_COMPLETION_ALWAYS;
+	const size_t n = MM_MAX + 1;
+	unit_log_reset();
+	mm_refused(rpma_read(conn, local, 0, remote, 0, n, f, NULL), "read");
+	mm_refused(rpma_write(conn, remote, 0, local, 0, n, f, NULL), "write");
+	mm_refused(rpma_write_with_imm(conn, remote, 0, local, 0, n, f, 7, NULL), "write_with_imm");
+	mm_refused(rpma_send(conn, local, 0, n, f, NULL), "send");
+	mm_refused(rpma_send_with_imm(conn, local, 0, n, f, 7, NULL), "send_with_imm");
+	mm_refused(rpma_recv(conn, local, 0, n, NULL), "recv");
+	mm_refused(rpma_srq_recv(mm_srq, local, 0, n, NULL), "srq_recv");
+	mm_refused(rpma_read(conn, local, 0, remote, 0, LOCAL_SIZE, f, NULL), "read of the region");
+
+	struct rpma_conn_req *req = unit_req(peer, NULL);
+	fake_reset();
+	mm_refused(rpma_conn_req_recv(req, local, 0, n, NULL), "conn_req_recv");
+	cr_assert_eq(rpma_conn_req_recv(req, local, 0, MM_MAX, NULL), 0);
+	cr_assert_eq(rpma_conn_req_delete(&req), 0);
+}
+
+Test(max_msg, the_limit_itself_passes)
+{
+	const int f = RPMA_F_COMPLETION_ALWAYS;
+	cr_assert_eq(rpma_read(conn, local, 1, remote, 2, MM_MAX, f, NULL), 0);
+	cr_assert_eq(fake_last_call(FAKE_OP_READ)->len, MM_MAX);
+	cr_assert_eq(rpma_write(conn, remote, 0, local, 0, MM_MAX, f, NULL), 0);
+	cr_assert_eq(rpma_write_with_imm(conn, remote, 0, local, 0, MM_MAX, f, 1, NULL), 0);
+	cr_assert_eq(rpma_send(conn, local, 0, MM_MAX, f, NULL), 0);
+	cr_assert_eq(fake_last_call(FAKE_OP_SEND)->len, MM_MAX);
+	cr_assert_eq(rpma_recv(conn, local, 0, MM_MAX, NULL), 0);
+	cr_assert_eq(rpma_srq_recv(mm_srq, local, 0, MM_MAX, NULL), 0);
+	/* 8 bytes and the flush are below any limit */
+	char v[8] = {0};
+	cr_assert_eq(rpma_atomic_write(conn, remote, 0, v, f, NULL), 0);
+	cr_assert_eq(rpma_flush(conn, remote, 0, REMOTE_SIZE, RPMA_FLUSH_TYPE_VISIBILITY, f, NULL),
+		     0);
+	/* zero-length forms */
+	cr_assert_eq(rpma_read(conn, NULL, 0, NULL, 0, 0, f, NULL), 0);
+	cr_assert_eq(rpma_send(conn, NULL, 0, 0, f, NULL), 0);
+	cr_assert_eq(rpma_recv(conn, NULL, 0, 0, NULL), 0);
+	cr_assert_eq(unit_log_count(RPMA_LOG_LEVEL_ERROR), 0);
+}
+
+UNIT_SUITE(max_msg_none);
+
+/* a provider that declares no limit (the fake "fabric" has no peer_max_msg_size) has none */
+Test(max_msg_none, no_limit_declared)
+{
+	fake_set_max_msg_size(MM_MAX);
+	struct rpma_peer *fp = unit_peer(FAKE_PROV_FABRIC);
+	struct rpma_conn *fc = unit_conn(fp, NULL);
+	struct rpma_mr_local *fl = unit_mr(fp, buf, LOCAL_SIZE, UNIT_USAGE_ALL);
+	struct rpma_mr_remote *fr = unit_remote(UNIT_RADDR, REMOTE_SIZE, UNIT_RKEY, UNIT_USAGE_ALL);
+	cr_assert_eq(rpma_read(fc, fl, 0, fr, 0, LOCAL_SIZE, RPMA_F_COMPLETION_ALWAYS, NULL), 0);
+	cr_assert_eq(fake_last_call(FAKE_OP_READ)->len, LOCAL_SIZE);
+	cr_assert_eq(rpma_recv(fc, fl, 0, LOCAL_SIZE, NULL), 0);
+	cr_assert_eq(rpma_mr_remote_delete(&fr), 0);
+	cr_assert_eq(rpma_mr_dereg(&fl), 0);
+	cr_assert_eq(rpma_conn_delete(&fc), 0);
+	cr_assert_eq(rpma_peer_delete(&fp), 0);
+}
+
 /* ============================================================ deprecated */
 
 DP_SUITE(deprecated);

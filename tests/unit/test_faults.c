@@ -330,7 +330,7 @@ static void undo_srq(struct sctx *s)
 	cr_assert_eq(rpma_srq_delete(&s->out_srq), 0);
 }
 
-/* act_flush -- the first rpma_flush of a connection (the APM region may be made here) */
+/* act_flush -- the first rpma_flush of a connection (its APM region was made with it) */
 static int act_flush(struct sctx *s)
 {
 	return rpma_flush(s->conn, s->rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
@@ -570,11 +570,17 @@ static struct scenario fix(struct scenario sc)
 	return sc;
 }
 
-/* RUN -- run a scenario, failing provider calls or allocations */
-#define RUN(sc, prov, alloc)                  \
-	do {                                  \
-		struct scenario _s = fix(sc); \
-		run(&_s, prov, alloc);        \
+/*
+ * RUN -- run a scenario, failing provider calls or allocations; a scenario
+ * in which nothing could be made to fail proves nothing, so it must inject
+ * at least one fault
+ */
+#define RUN(sc, prov, alloc)                                                              \
+	do {                                                                              \
+		struct scenario _s = fix(sc);                                             \
+		int _n = run(&_s, prov, alloc);                                           \
+		cr_assert_geq(_n, 1, "%s (provider %d): no %s was made to fail", _s.name, \
+			      (int)(prov), (alloc) ? "allocation" : "provider call");     \
 	} while (0)
 
 /* faults_init_cold -- the usual fixture, with the allocator wrappers reset */
@@ -673,7 +679,9 @@ Test(faults, srq_new)
 Test(faults, flush)
 {
 	RUN(sc_flush, FAKE_PROV_VERBS, false);
-	RUN(sc_flush, FAKE_PROV_VERBS, true);
+	/* the data path allocates nothing: the flush region is made with the connection */
+	struct scenario s = fix(sc_flush);
+	cr_assert_eq(run(&s, FAKE_PROV_VERBS, true), 0, "rpma_flush allocated memory");
 }
 
 Test(faults, allocation_only_objects)
