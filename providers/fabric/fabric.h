@@ -146,7 +146,9 @@ struct fab_peer {
 	bool verbs;	    /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
 			       error completion means the queue pair is in the error state */
 	size_t inject_size;
-	_Atomic uint32_t next_key;
+	/* what an attacker leaves behind (logged; see fabric_envelope.h) */
+	_Atomic uint64_t refused_reqs;	/* requests refused for their envelope */
+	_Atomic uint64_t access_errors; /* our operations the remote side refused */
 	struct fab_progress prog;
 };
 
@@ -189,8 +191,10 @@ struct fab_ep {
  * read follows it nothing would ever report it (the target just closes the
  * connection, which the initiator cannot tell from an orderly disconnect).
  * The other key bits stay below 2^31, so keys keep the 21-byte descriptor.
+ * They are random (getrandom()) and never below FAB_KEY_MIN.
  */
 #define FAB_KEY_PMEM 0x80000000U
+#define FAB_KEY_MIN  0x10000U
 
 /* ----- memory region */
 struct fab_mr {
@@ -399,7 +403,7 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);
 void fab_progress_kick(struct fab_peer *peer);
 void fab_source_drain(struct fab_source *src);
-uint32_t fab_peer_new_key(struct fab_peer *peer);
+int fab_peer_new_key(uint32_t *key);
 int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, bool pmem,
 		 struct fid_mr **mr, void **desc, uint64_t *key);
 
