@@ -40,6 +40,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "fabric_envelope.h"
 #include "provider.h"
 
 /* logging with the provider's prefix */
@@ -56,6 +57,8 @@
 
 /* the largest connection private data the API can carry (uint8_t length) */
 #define FAB_PDATA_API_MAX 255
+/* the most we send or keep: the API's bytes in our envelope (fabric_envelope.h) */
+#define FAB_PDATA_WIRE_MAX (FAB_PDATA_API_MAX + FAB_ENV_SIZE)
 /* the buffer size for one EQ entry (the CM entry plus its private data) */
 #define FAB_EQ_ENTRY_SIZE (sizeof(struct fi_eq_cm_entry) + 512)
 /* a marker sent with every rejection so that the client tells REJECTED from UNREACHABLE */
@@ -290,7 +293,7 @@ struct fab_conn {
 	_Atomic int state;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
 	uint32_t qp_num;
-	size_t cm_data_max;
+	size_t cm_data_max; /* the transport's limit, envelope included (at most FAB_PDATA_WIRE_MAX) */
 	int timeout_ms;
 	/* an 8-byte scratch region: flush reads land here, atomic writes are staged here */
 	uint64_t *scratch;
