@@ -47,6 +47,19 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 void fab_conn_mark_broken(struct fab_conn *c, int err)
 {
 	atomic_store(&c->broken, true);
+	if (err != FI_ECANCELED) {
+		/*
+		 * count failed operations per peer (a refused key or range at
+		 * the remote side among them: tcp and sockets tell the target
+		 * nothing, only the initiator sees them); the log gets the 1st,
+		 * 2nd, 4th, 8th... so that a flood stays visible but short
+		 */
+		uint64_t n = atomic_fetch_add(&c->peer->access_errors, 1) + 1;
+		if ((n & (n - 1)) == 0)
+			FAB_LOG_NOTICE("qp %u: an operation failed: %s (%llu failed operations on "
+				       "this peer so far)",
+				       c->qp_num, fi_strerror(err), (unsigned long long)n);
+	}
 	/*
 	 * a cancelled operation follows a shutdown on the socket providers;
 	 * on libfabric's verbs it is a flushed work request: the queue pair is

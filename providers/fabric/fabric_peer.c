@@ -693,6 +693,11 @@ int fab_peer_fini(struct rpma_peer *peer)
 {
 	struct fab_peer *p = fab_peer(peer);
 	int ret = 0;
+	uint64_t refused = atomic_load(&p->refused_reqs), failed = atomic_load(&p->access_errors);
+	if (refused || failed)
+		FAB_LOG_NOTICE("peer closed: %llu connection requests refused for their envelope, "
+			       "%llu failed operations",
+			       (unsigned long long)refused, (unsigned long long)failed);
 	fab_progress_stop(p);
 	int r = fi_close(&p->domain->fid);
 	if (r) {
