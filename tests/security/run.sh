@@ -3,8 +3,9 @@
 # tests/security/run.sh -- the attack tests over the fabric provider on libfabric's tcp and sockets
 #
 # Runs forge_desc and crafted_connreq once per libfabric provider (tcp,
-# sockets; a provider libfabric does not offer here is left out).  Fails when
-# one run fails; skipped (77) when every run was skipped.  The programs print
+# sockets; a provider libfabric does not offer here is left out), and
+# bad_accept over tcp.  Fails when one run fails; skipped (77) when every
+# run was skipped.  The programs print
 # what the attacker achieved.  SEC_SECONDS, SEC_FULL, SEC_PARALLEL, SEC_SEED
 # (forge_desc) and SEC_ROUNDS (crafted_connreq) are passed on.
 if [ -n "$RPMA_PROVIDER" ] && [ "$RPMA_PROVIDER" != fabric ]; then
@@ -27,7 +28,9 @@ for p in $provs; do
 	if [ "$p" = sockets ]; then
 		extra="SEC_FIXED=${SEC_FIXED:-256} SEC_PARALLEL=${SEC_PARALLEL:-1} SEC_SECONDS=${SEC_SECONDS:-0}"
 	fi
-	for t in forge_desc crafted_connreq; do
+	tests="forge_desc crafted_connreq"
+	[ "$p" = tcp ] && tests="$tests bad_accept"
+	for t in $tests; do
 		echo "=== $t over fabric/$p $extra"
 		env $extra RPMA_PROVIDER=fabric FI_PROVIDER=$p "$bindir/$t"
 		rc=$?
