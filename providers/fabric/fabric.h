@@ -40,6 +40,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "fabric_envelope.h"
 #include "provider.h"
 
 /* logging with the provider's prefix */
@@ -56,6 +57,8 @@
 
 /* the largest connection private data the API can carry (uint8_t length) */
 #define FAB_PDATA_API_MAX 255
+/* the most we send or keep: the API's bytes in our envelope (fabric_envelope.h) */
+#define FAB_PDATA_WIRE_MAX (FAB_PDATA_API_MAX + FAB_ENV_SIZE)
 /* the buffer size for one EQ entry (the CM entry plus its private data) */
 #define FAB_EQ_ENTRY_SIZE (sizeof(struct fi_eq_cm_entry) + 512)
 /* a marker sent with every rejection so that the client tells REJECTED from UNREACHABLE */
@@ -147,7 +150,9 @@ struct fab_peer {
 	bool verbs;	    /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
 			       error completion means the queue pair is in the error state */
 	size_t inject_size;
-	_Atomic uint32_t next_key;
+	/* what an attacker leaves behind (logged; see fabric_envelope.h) */
+	_Atomic uint64_t refused_reqs;	/* requests refused for their envelope */
+	_Atomic uint64_t access_errors; /* our operations the remote side refused */
 	struct fab_progress prog;
 };
 
@@ -190,8 +195,10 @@ struct fab_ep {
  * read follows it nothing would ever report it (the target just closes the
  * connection, which the initiator cannot tell from an orderly disconnect).
  * The other key bits stay below 2^31, so keys keep the 21-byte descriptor.
+ * They are random (getrandom()) and never below FAB_KEY_MIN.
  */
 #define FAB_KEY_PMEM 0x80000000U
+#define FAB_KEY_MIN  0x10000U
 
 /* ----- memory region */
 struct fab_mr {
@@ -287,7 +294,7 @@ struct fab_conn {
 	_Atomic int state;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
 	uint32_t qp_num;
-	size_t cm_data_max;
+	size_t cm_data_max; /* the transport's limit, envelope included (at most FAB_PDATA_WIRE_MAX) */
 	int timeout_ms;
 	/* an 8-byte scratch region: flush reads land here, atomic writes are staged here */
 	uint64_t *scratch;
@@ -414,7 +421,7 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);
 void fab_progress_kick(struct fab_peer *peer);
 void fab_source_drain(struct fab_source *src);
-uint32_t fab_peer_new_key(struct fab_peer *peer);
+int fab_peer_new_key(uint32_t *key);
 int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, bool pmem,
 		 struct fid_mr **mr, void **desc, uint64_t *key);
 

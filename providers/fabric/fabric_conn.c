@@ -47,6 +47,19 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 void fab_conn_mark_broken(struct fab_conn *c, int err)
 {
 	atomic_store(&c->broken, true);
+	if (err != FI_ECANCELED) {
+		/*
+		 * count failed operations per peer (a refused key or range at
+		 * the remote side among them: tcp and sockets tell the target
+		 * nothing, only the initiator sees them); the log gets the 1st,
+		 * 2nd, 4th, 8th... so that a flood stays visible but short
+		 */
+		uint64_t n = atomic_fetch_add(&c->peer->access_errors, 1) + 1;
+		if ((n & (n - 1)) == 0)
+			FAB_LOG_NOTICE("qp %u: an operation failed: %s (%llu failed operations on "
+				       "this peer so far)",
+				       c->qp_num, fi_strerror(err), (unsigned long long)n);
+	}
 	/*
 	 * a cancelled operation follows a shutdown on the socket providers;
 	 * on libfabric's verbs it is a flushed work request: the queue pair is
@@ -148,8 +161,8 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			atomic_store(&c->state, FAB_CONN_CONNECTED);
 			atomic_store(&c->eq_src.deadline_ns, 0);
 			size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
-			if (len > FAB_PDATA_API_MAX)
-				len = FAB_PDATA_API_MAX;
+			if (len > FAB_PDATA_WIRE_MAX)
+				len = FAB_PDATA_WIRE_MAX;
 			FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num,
 				     len);
 			struct fab_event *ev = c->ev_established;
@@ -350,7 +363,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	c->ev_established = calloc(1, sizeof(*c->ev_established));
 	c->ev_end = calloc(1, sizeof(*c->ev_end));
 	if (c->ev_established)
-		c->ev_established->data = malloc(FAB_PDATA_API_MAX);
+		c->ev_established->data = malloc(FAB_PDATA_WIRE_MAX);
 	if (c->ev_end == NULL || c->ev_established == NULL || c->ev_established->data == NULL) {
 		FAB_LOG_ERROR("out of memory for the connection's events");
 		ret = RPMA_E_NOMEM;
@@ -417,7 +430,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	size_t cm = 0, optlen = sizeof(cm);
 	if (fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &optlen) != 0)
 		cm = 55; /* the smallest limit of the transports we know (verbs) */
-	c->cm_data_max = cm > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : cm;
+	c->cm_data_max = cm > FAB_PDATA_WIRE_MAX ? FAB_PDATA_WIRE_MAX : cm;
 
 	/* scratch: slot 0 receives flush reads, the others stage atomic writes */
 	c->scratch_slots = p->inject_size >= 8 ? 2 : (size_t)setup->sq_size + 1;
@@ -502,23 +515,31 @@ int fab_conn_req_delete(struct rpma_conn_req *req)
 	return fab_conn_teardown(fab_req(req), true);
 }
 
-/* fab_conn_req_connect -- connect (outgoing) or accept (incoming) with private data */
+/*
+ * fab_conn_req_connect -- connect (outgoing) or accept (incoming) with
+ * private data, sent in our envelope (fabric_envelope.h): the user has the
+ * transport's limit less FAB_ENV_SIZE bytes
+ */
 int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 			 const struct rpma_conn_private_data *pdata)
 {
 	struct fab_conn *c = fab_req(req);
 	const void *ptr = pdata ? pdata->ptr : NULL;
 	size_t len = pdata ? pdata->len : 0;
+	size_t user_max = c->cm_data_max > FAB_ENV_SIZE ? c->cm_data_max - FAB_ENV_SIZE : 0;
+	unsigned char wire[FAB_PDATA_WIRE_MAX];
 	int ret;
-	if (len > c->cm_data_max) {
-		FAB_LOG_ERROR("private data of %zu bytes exceeds the transport's limit of %zu", len,
-			      c->cm_data_max);
+	if (len > user_max) {
+		FAB_LOG_ERROR("private data of %zu bytes exceeds the transport's limit of %zu "
+			      "(%zu less the provider's envelope of %d)",
+			      len, user_max, c->cm_data_max, FAB_ENV_SIZE);
 		fab_conn_teardown(c, true);
 		return RPMA_E_INVAL;
 	}
+	size_t wire_len = fab_env_encode(wire, sizeof(wire), ptr, len);
 	atomic_store(&c->state, FAB_CONN_CONNECTING);
 	if (c->incoming) {
-		ret = fi_accept(c->ep, ptr, len);
+		ret = fi_accept(c->ep, wire, wire_len);
 		if (ret) {
 			FAB_LOG_FI(ret, "fi_accept()");
 			fab_conn_teardown(c, true);
@@ -529,7 +550,7 @@ int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 	if (c->timeout_ms > 0)
 		atomic_store(&c->eq_src.deadline_ns,
 			     fab_now_ns() + (uint64_t)c->timeout_ms * 1000000ULL);
-	ret = fi_connect(c->ep, c->info->dest_addr, ptr, len);
+	ret = fi_connect(c->ep, c->info->dest_addr, wire, wire_len);
 	if (ret == -FI_ECONNREFUSED || ret == -FI_ETIMEDOUT || ret == -FI_EHOSTUNREACH ||
 	    ret == -FI_ENETUNREACH) {
 		/* some providers fail at once: report it as the event it is */
@@ -566,7 +587,31 @@ int fab_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 	return 0;
 }
 
-/* fab_conn_next_event -- the next connection event, with the peer's private data */
+/*
+ * fab_conn_refuse_answer -- the server's accept carries no envelope of ours:
+ * close the connection; the final event (REJECTED, or the one that came
+ * first) is queued
+ */
+static void fab_conn_refuse_answer(struct fab_conn *c, enum fab_env_status st, unsigned version,
+				   size_t len)
+{
+	if (st == FAB_ENV_OTHER_MAJOR)
+		FAB_LOG_ERROR("qp %u: the server speaks version %u.%u of the fabric provider's "
+			      "connection protocol, this library %u.%u: connection refused",
+			      c->qp_num, version >> 4, version & 0xf, FAB_ENV_MAJOR, FAB_ENV_MINOR);
+	else
+		FAB_LOG_ERROR("qp %u: the server's answer (%zu bytes of private data) carries %s: "
+			      "connection refused",
+			      c->qp_num, len, fab_env_status_str(st));
+	fab_conn_end(c, RPMA_CONN_REJECTED);
+	(void)fi_shutdown(c->ep, 0);
+}
+
+/*
+ * fab_conn_next_event -- the next connection event, with the peer's private
+ * data: on an outgoing connection ESTABLISHED brings the server's, which must
+ * be in our envelope
+ */
 int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 			struct rpma_conn_private_data *pdata)
 {
@@ -575,10 +620,30 @@ int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 	int ret = fab_evq_pop(&c->events, &ev);
 	if (ret)
 		return ret;
+	if (ev->kind == RPMA_CONN_ESTABLISHED && !c->incoming) {
+		const void *user;
+		size_t user_len;
+		unsigned version;
+		enum fab_env_status st =
+			fab_env_decode(ev->data, ev->len, &user, &user_len, &version);
+		if (st != FAB_ENV_OK) {
+			fab_conn_refuse_answer(c, st, version, ev->len);
+			fab_event_free(ev);
+			/* the final event is queued: report it instead */
+			ev = NULL;
+			ret = fab_evq_pop(&c->events, &ev);
+			if (ret)
+				return ret;
+		} else {
+			if (user_len)
+				memmove(ev->data, user, user_len);
+			ev->len = user_len;
+		}
+	}
 	*event = (enum rpma_conn_event)ev->kind;
 	if (ev->kind == RPMA_CONN_ESTABLISHED && ev->len > 0) {
 		pdata->ptr = ev->data;
-		pdata->len = (uint8_t)ev->len;
+		pdata->len = (uint8_t)(ev->len > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : ev->len);
 		ev->data = NULL;
 	}
 	fab_event_free(ev);

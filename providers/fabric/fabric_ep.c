@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_ep.c -- the listening endpoint (libfabric passive endpoint) */
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "fabric.h"
 
@@ -68,6 +72,55 @@ int fab_conn_getinfo(struct fab_peer *peer, const char *addr, const char *port,
 	return fab_getinfo(peer, addr, port, 0, info);
 }
 
+/*
+ * fab_addr_str -- the source address of a request, as the transport reports
+ * it (the peer's socket address on tcp; on sockets the address the request
+ * itself claims)
+ */
+static void fab_addr_str(const struct fi_info *info, char *out, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN] = "";
+	const struct sockaddr *sa = info ? info->dest_addr : NULL;
+	if (sa && sa->sa_family == AF_INET && info->dest_addrlen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		snprintf(out, size, "%s:%u", ip, (unsigned)ntohs(in->sin_port));
+	} else if (sa && sa->sa_family == AF_INET6 &&
+		   info->dest_addrlen >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		snprintf(out, size, "[%s]:%u", ip, (unsigned)ntohs(in6->sin6_port));
+	} else {
+		snprintf(out, size, "an unknown address");
+	}
+}
+
+/*
+ * fab_refuse_request -- a request without our envelope never reaches the
+ * application: refuse it with one notice naming its source
+ */
+static void fab_refuse_request(struct fab_ep *e, struct fi_info *info, enum fab_env_status st,
+			       unsigned version, size_t len)
+{
+	char from[INET6_ADDRSTRLEN + 16];
+	fab_addr_str(info, from, sizeof(from));
+	uint64_t n = atomic_fetch_add(&e->peer->refused_reqs, 1) + 1;
+	if (st == FAB_ENV_OTHER_MAJOR)
+		FAB_LOG_NOTICE("refused a connection request from %s: it speaks version %u.%u of "
+			       "the fabric provider's connection protocol, this library %u.%u "
+			       "(%llu refused so far)",
+			       from, version >> 4, version & 0xf, FAB_ENV_MAJOR, FAB_ENV_MINOR,
+			       (unsigned long long)n);
+	else
+		FAB_LOG_NOTICE("refused a connection request from %s: %zu bytes of private data "
+			       "with %s (%llu refused so far)",
+			       from, len, fab_env_status_str(st), (unsigned long long)n);
+	int r = fi_reject(e->pep, info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+	if (r)
+		FAB_LOG_FI(r, "fi_reject()");
+	fi_freeinfo(info);
+}
+
 /* fab_drain_pep -- turn the listening EQ's entries into queued connection requests */
 static void fab_drain_pep(struct fab_source *src)
 {
@@ -102,7 +155,16 @@ static void fab_drain_pep(struct fab_source *src)
 			continue;
 		}
 		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
-		if (fab_evq_push(&e->reqs, FAB_EV_CONNREQ, buf.cm.data, len, buf.cm.info)) {
+		const void *user;
+		size_t user_len;
+		unsigned version;
+		enum fab_env_status st =
+			fab_env_decode(buf.cm.data, len, &user, &user_len, &version);
+		if (st != FAB_ENV_OK) {
+			fab_refuse_request(e, buf.cm.info, st, version, len);
+			continue;
+		}
+		if (fab_evq_push(&e->reqs, FAB_EV_CONNREQ, user, user_len, buf.cm.info)) {
 			/* no memory to queue it: refuse it, so the client is not left waiting */
 			int r = fi_reject(e->pep, buf.cm.info->handle, NULL, 0);
 			if (r)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <rdma/fi_atomic.h>
@@ -437,14 +438,30 @@ static void fab_progress_stop(struct fab_peer *p)
 
 /* ------------------------------------------------------------------ keys */
 
-/* fab_peer_new_key -- a requested key, unique in the domain, fitting in 31 bits */
-uint32_t fab_peer_new_key(struct fab_peer *peer)
+/*
+ * fab_peer_new_key -- a key for a region, drawn from getrandom(): 31 random
+ * bits (the top bit is FAB_KEY_PMEM, set by the caller), never below
+ * FAB_KEY_MIN, so that neither small integers nor the keys of a counter are
+ * ever right.  A key the domain has already is refused by libfabric
+ * (-FI_ENOKEY) and the caller draws again.
+ */
+int fab_peer_new_key(uint32_t *key)
 {
 	uint32_t k;
 	do {
-		k = atomic_fetch_add(&peer->next_key, 1) & ~FAB_KEY_PMEM;
-	} while (k == 0);
-	return k;
+		ssize_t n;
+		do {
+			n = getrandom(&k, sizeof(k), 0);
+		} while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(k)) {
+			RPMA_LOG_ERROR_WITH_ERRNO(n < 0 ? errno : EIO,
+						  "fabric: getrandom() for a memory key");
+			return RPMA_E_PROVIDER;
+		}
+		k &= ~FAB_KEY_PMEM;
+	} while (k < FAB_KEY_MIN);
+	*key = k;
+	return 0;
 }
 
 /*
@@ -460,8 +477,13 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 	uint64_t flags = pmem ? FI_RMA_PMEM : 0;
 	for (int attempt = 0; attempt < 8; attempt++) {
 		uint64_t req_key = 0;
-		if (!peer->prov_keys)
-			req_key = fab_peer_new_key(peer) | (pmem ? FAB_KEY_PMEM : 0);
+		if (!peer->prov_keys) {
+			uint32_t k;
+			ret = fab_peer_new_key(&k);
+			if (ret)
+				return ret;
+			req_key = k | (pmem ? FAB_KEY_PMEM : 0);
+		}
 		ret = fi_mr_reg(peer->domain, ptr, size, access, 0, req_key, flags, mr, NULL);
 		if (ret == -FI_EBADFLAGS && flags) {
 			flags = 0; /* the provider does not take the hint: commit works without it */
@@ -470,6 +492,7 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 		}
 		if (ret != -FI_ENOKEY)
 			break;
+		FAB_LOG_DEBUG("fi_mr_reg(): the key is taken, drawing another one");
 	}
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_mr_reg()");
@@ -578,7 +601,8 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
 			  strcmp(d->prov_name, "sockets") != 0;
-	atomic_init(&p->next_key, 1);
+	atomic_init(&p->refused_reqs, 0);
+	atomic_init(&p->access_errors, 0);
 
 	/* FI_COMMIT_COMPLETE must be accepted as a completion level too */
 	/* (no memory for the hints: fail rather than open a peer with fewer capabilities) */
@@ -669,6 +693,11 @@ int fab_peer_fini(struct rpma_peer *peer)
 {
 	struct fab_peer *p = fab_peer(peer);
 	int ret = 0;
+	uint64_t refused = atomic_load(&p->refused_reqs), failed = atomic_load(&p->access_errors);
+	if (refused || failed)
+		FAB_LOG_NOTICE("peer closed: %llu connection requests refused for their envelope, "
+			       "%llu failed operations",
+			       (unsigned long long)refused, (unsigned long long)failed);
 	fab_progress_stop(p);
 	int r = fi_close(&p->domain->fid);
 	if (r) {

@@ -331,3 +331,52 @@ PROVIDER_TEST(access, no_remote_read)
 	acc_attempt(&a, prov, "flush without READ_SRC", desc, ACC_FLUSH, 0, 64);
 	acc_close(&a);
 }
+
+/*
+ * keys the fabric provider chooses (offset addressing: the descriptor's
+ * address is 0) are random: never below 0x10000, all different, not a run
+ * of consecutive numbers (rpma_fabric(7)); the driver's keys elsewhere are
+ * not checked
+ */
+PROVIDER_TEST(access, fabric_keys_unpredictable)
+{
+	enum { N = 16 };
+	struct rpma_peer *peer = itest_peer();
+	char *mem = itest_alloc(N * 4096);
+	struct rpma_mr_local *mr[N];
+	uint32_t key[N];
+	bool offset_addressing = true;
+	for (int i = 0; i < N; i++) {
+		int usage = RPMA_MR_USAGE_WRITE_DST | (i % 2 ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT
+							     : RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+		cr_assert_eq(rpma_mr_reg(peer, mem + i * 4096, 4096, usage, &mr[i]), 0);
+		unsigned char d[32];
+		size_t ds = 0;
+		cr_assert_eq(rpma_mr_get_descriptor_size(mr[i], &ds), 0);
+		cr_assert(ds >= 21 && ds <= sizeof(d));
+		cr_assert_eq(rpma_mr_get_descriptor(mr[i], d), 0);
+		uint64_t addr = 0;
+		for (int b = 7; b >= 0; b--)
+			addr = addr << 8 | d[b];
+		offset_addressing = offset_addressing && addr == 0;
+		key[i] = (uint32_t)d[16] | (uint32_t)d[17] << 8 | (uint32_t)d[18] << 16 |
+			 (uint32_t)d[19] << 24;
+	}
+	if (strcmp(prov, "fabric") == 0 && offset_addressing) {
+		uint32_t lo = UINT32_MAX, hi = 0;
+		for (int i = 0; i < N; i++) {
+			uint32_t k = key[i] & 0x7fffffffu; /* the top bit marks persistence */
+			cr_assert_geq(k, 0x10000u, "key %d is 0x%x", i, key[i]);
+			for (int j = 0; j < i; j++)
+				cr_assert_neq(key[i], key[j], "keys %d and %d are both 0x%x", i, j,
+					      key[i]);
+			lo = k < lo ? k : lo;
+			hi = k > hi ? k : hi;
+		}
+		cr_assert_gt(hi - lo, (uint32_t)(64 * N), "the keys lie within 0x%x..0x%x", lo, hi);
+	}
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(rpma_mr_dereg(&mr[i]), 0);
+	free(mem);
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+}
