@@ -42,6 +42,10 @@
 
 #include "librpma.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 #define REGION_SIZE (64 * 1024)
 #define BLOCK_SIZE  4096
 #define FLUSH_CTX   ((const void *)0xF1u)
