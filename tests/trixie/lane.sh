@@ -17,8 +17,8 @@
 #     integration suite over libfabric tcp and over sockets (sockets.sh
 #     skips itself where libfabric has no sockets MSG provider), the
 #     multi-threaded scenarios, the fault walk, the connection churn, every
-#     example pair, the replication demo, the exported-symbols check and the
-#     man page checks;
+#     example pair, the replication demo, the exported-symbols check, the
+#     own-header/own-library check (tests/hygiene) and the man page checks;
 #   - tests/netns does not run: a chroot cannot make network namespaces
 #     (its .trs says SKIP, with the reason in its log).
 # BUILD-DIR/build/trixie-build.trs is the lane's own test: configure wrote
@@ -91,7 +91,8 @@ if [ "${1:-}" = --inside ]; then
 	printf ':test-result: SKIP\n:global-test-result: SKIP\n:recheck: no\n:copy-in-global-log: no\n' \
 		>tests/netns/netns.trs
 	tests="$progs tests/integration/sockets.sh $examples examples/replicate/demo-test.sh"
-	tests="$tests tests/symbols/symbols.sh man/check-pages.sh man/check-synopsis.sh man/check-render.sh"
+	tests="$tests tests/symbols/symbols.sh tests/hygiene/own-librpma.sh"
+	tests="$tests man/check-pages.sh man/check-synopsis.sh man/check-render.sh"
 	# shellcheck disable=SC2086
 	make -j"${TRIXIE_JOBS:-2}" check-TESTS TESTS="$tests" >check.log 2>&1
 	rc=$?
