@@ -704,7 +704,8 @@ static int fab_server_accept(void *listener, const struct bench_cfg *cfg, struct
 	/* the remote region is the data area */
 	{
 		uint64_t mode = fc->info->domain_attr->mr_mode;
-		bool virt = mode == FI_MR_BASIC || (mode & FI_MR_VIRT_ADDR);
+		/* exactly 1: the legacy FI_MR_BASIC, a name libfabric 2.x deprecates */
+		bool virt = mode == 1 || (mode & FI_MR_VIRT_ADDR);
 		size_t data_len = (size_t)(fc->base.sbuf - fc->data);
 
 		put_u64(pdata, virt ? (uint64_t)(uintptr_t)fc->data : 0);

@@ -26,6 +26,11 @@
 
 #include <librpma.h>
 
+/* built in this tree (-DHAVE_CONFIG_H): the header must be the tree's own */
+#if defined(HAVE_CONFIG_H) && !defined(LIBRPMA_PROVIDER_PLUGGABLE)
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 #define PD_TAG	    0x42 /* first byte of the server's private data */
 #define PD_MAX	    56	 /* what rdma_cm carries on RDMA_PS_TCP */
 #define IDLE_CHECKS 4096 /* empty polls between two looks at the connection's events */

@@ -51,6 +51,11 @@
 
 #include <librpma.h>
 
+/* built in this tree (-DHAVE_CONFIG_H): the header must be the tree's own */
+#if defined(HAVE_CONFIG_H) && !defined(LIBRPMA_PROVIDER_PLUGGABLE)
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 #define TOOL	     "rpma-scale"
 #define HELLO	     "SCL1"	  /* the client's private data */
 #define PD_TAG	     0x53	  /* first byte of the server's private data */

@@ -40,6 +40,10 @@
 #include "librpma.h"
 #include "log.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /*
  * Capability bits.  struct rpma_provider.caps holds the static ones;
  * ops->peer_init() returns the ones that depend on the device (the core ORs

@@ -20,6 +20,12 @@
 #ifndef LIBRPMA_H
 #define LIBRPMA_H 1
 
+/*
+ * Defined by this implementation's header only (upstream librpma's does not
+ * define it): a program can tell at compile time which librpma.h it sees.
+ */
+#define LIBRPMA_PROVIDER_PLUGGABLE 1
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -14,6 +14,10 @@
 #include "provider_select.h"
 #include "utils.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* the name of each static capability bit */
 static const struct {
 	uint64_t bit;

@@ -7,7 +7,11 @@
 # Soft-RoCE guest runs (reported as skipped, never as passed); RPMA_TSAN=0 skips
 # the ThreadSanitizer run of tests/threads and the integration suite (in
 # build-dir/tsan; its results count in the summary); RPMA_ASAN=0 skips the
-# AddressSanitizer + UBSan run of the host test programs (build-dir/asan).
+# AddressSanitizer + UBSan run of the host test programs (build-dir/asan);
+# RPMA_TRIXIE=0 skips the trixie lane (tests/trixie/lane.sh in
+# build-dir/trixie: the tree built and its host test programs run in a Debian
+# trixie root, cached in RPMA_TRIXIE_ROOT, default /var/cache/rpma-trixie;
+# reported as skipped, never as passed).
 set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$src/build}
@@ -61,6 +65,11 @@ sanitizer_run() {
 sanitizer_run tsan tests/threads/tsan.sh "ThreadSanitizer: tests/threads and the integration suite (fabric)"
 sanitizer_run asan tests/asan/asan.sh \
 	"AddressSanitizer + UBSan: unit, integration (tcp, sockets), threads, faultwalk, churn, examples, demo"
+# the second lane: its .trs files (build-dir/trixie/build) count in the
+# summary, a lane that could not run included (trixie-build.trs says FAIL)
+step "trixie lane: build, unit, integration (tcp, sockets), threads, faultwalk, churn, examples, demo on Debian trixie"
+bash "$src/tests/trixie/lane.sh" "$build/trixie"
+trixie_rc=$?
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
@@ -75,11 +84,14 @@ if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 fi
 step "summary"
 bash "$src"/tests/summary.sh . | sed '$d' || true
-if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ]; then
+if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ] ||
+	[ "$trixie_rc" -ne 0 ]; then
 	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "tsan: $([ "$tsan_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "asan: $([ "$asan_rc" -eq 0 ] && echo ok || echo FAILED)"
+	echo "trixie: $([ "$trixie_rc" -eq 0 ] && echo ok || echo FAILED)"
 fi
 # the closing line (tests/summary.sh prints the counts of the test run itself)
 bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra + asan_extra))
-[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ] && [ "$asan_rc" -eq 0 ]
+[ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ] && [ "$asan_rc" -eq 0 ] &&
+	[ "$trixie_rc" -eq 0 ]

@@ -17,6 +17,11 @@
 
 #include <librpma.h>
 
+/* built in this tree (-DHAVE_CONFIG_H): the header must be the tree's own */
+#if defined(HAVE_CONFIG_H) && !defined(LIBRPMA_PROVIDER_PLUGGABLE)
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* an error found by the example itself (never an RPMA_E_* value) */
 #define EX_E_FAIL (-1)
 

@@ -293,6 +293,14 @@ struct fab_conn {
 	bool ep_was_made;    /* an endpoint was made from the request */
 	_Atomic int state;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
+	/*
+	 * incoming: fi_accept() returned; early: an FI_SHUTDOWN (1) or an EQ
+	 * error (2, early_err) read before FI_CONNECTED, held back until it
+	 * (fab_drain_conn_eq)
+	 */
+	_Atomic bool accepted;
+	int early;
+	struct fi_eq_err_entry early_err;
 	uint32_t qp_num;
 	size_t cm_data_max; /* the transport's limit, envelope included (at most FAB_PDATA_WIRE_MAX) */
 	int timeout_ms;

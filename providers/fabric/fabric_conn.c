@@ -126,6 +126,60 @@ static void fab_conn_eq_error(struct fab_conn *c, const struct fi_eq_err_entry *
 	}
 }
 
+/* fab_conn_shutdown -- the peer shut the connection down (FI_SHUTDOWN without error) */
+static void fab_conn_shutdown(struct fab_conn *c)
+{
+	/*
+	 * the operations the shutdown cancelled may still sit in the CQs: take
+	 * them first, they tell whether it broke
+	 */
+	fab_source_drain(&c->tx_src);
+	fab_source_drain(&c->rx_src);
+	fab_conn_end(c, atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
+	/*
+	 * answer the peer's disconnect at once: on libfabric's verbs this moves
+	 * the queue pair to the error state, so work posted from now on fails
+	 * instead of being sent to a peer that may be gone
+	 */
+	(void)fi_shutdown(c->ep, 0);
+}
+
+/*
+ * fab_conn_early -- whether an FI_SHUTDOWN or an EQ error of an incoming
+ * connection read before its FI_CONNECTED has to wait for it.  libfabric
+ * 2.x's tcp (xnet_ep_accept) sends the accept to the client and hands the
+ * socket to the progress engine before it queues FI_CONNECTED, without a
+ * lock between the two: a progress run in that window (our progress thread)
+ * can read the client's whole short connection and its close, and queue
+ * FI_SHUTDOWN first.  While fi_accept() runs, or when FI_CONNECTED follows
+ * in the EQ, the end waits for it (ESTABLISHED, then the end); once
+ * fi_accept() has returned and the EQ holds nothing more, the end stands.
+ */
+static bool fab_conn_early(struct fab_conn *c, const struct fi_eq_err_entry *err)
+{
+	if (!c->incoming || atomic_load(&c->state) != FAB_CONN_CONNECTING || c->early)
+		return false;
+	c->early = err ? 2 : 1;
+	if (err) {
+		c->early_err = *err;
+		c->early_err.err_data = NULL; /* only its size is used */
+	}
+	FAB_LOG_INFO("qp %u: %s before FI_CONNECTED: held back until it", c->qp_num,
+		     err ? "an EQ error" : "FI_SHUTDOWN");
+	return true;
+}
+
+/* fab_conn_early_end -- report the end held back by fab_conn_early */
+static void fab_conn_early_end(struct fab_conn *c)
+{
+	int early = c->early;
+	c->early = 0;
+	if (early == 1)
+		fab_conn_shutdown(c);
+	else if (early == 2)
+		fab_conn_eq_error(c, &c->early_err);
+}
+
 /* fab_drain_conn_eq -- turn the connection's EQ entries into connection events */
 static void fab_drain_conn_eq(struct fab_source *src)
 {
@@ -137,8 +191,12 @@ static void fab_drain_conn_eq(struct fab_source *src)
 	for (;;) {
 		uint32_t event = 0;
 		ssize_t n = fi_eq_read(c->eq, &event, &buf, sizeof(buf), 0);
-		if (n == -FI_EAGAIN)
+		if (n == -FI_EAGAIN) {
+			/* nothing follows an early end once fi_accept() returned */
+			if (c->early && atomic_load(&c->accepted))
+				fab_conn_early_end(c);
 			break;
+		}
 		if (n == -FI_EAVAIL) {
 			struct fi_eq_err_entry err;
 			memset(&err, 0, sizeof(err));
@@ -147,7 +205,8 @@ static void fab_drain_conn_eq(struct fab_source *src)
 				FAB_LOG_FI(r, "fi_eq_readerr()");
 				break;
 			}
-			fab_conn_eq_error(c, &err);
+			if (!fab_conn_early(c, &err))
+				fab_conn_eq_error(c, &err);
 			continue;
 		}
 		if (n < 0) {
@@ -173,26 +232,14 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			memcpy(ev->data, buf.cm.data, len);
 			ev->len = len;
 			fab_evq_push_event(&c->events, ev);
+			fab_conn_early_end(c);
 		} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
 			   !c->incoming) {
 			/* closed by the server before it accepted */
 			fab_conn_end(c, RPMA_CONN_REJECTED);
 		} else if (event == FI_SHUTDOWN) {
-			/*
-			 * the operations the shutdown cancelled may still sit in the
-			 * CQs: take them first, they tell whether it broke
-			 */
-			fab_source_drain(&c->tx_src);
-			fab_source_drain(&c->rx_src);
-			fab_conn_end(c,
-				     atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
-			/*
-			 * answer the peer's disconnect at once: on libfabric's
-			 * verbs this moves the queue pair to the error state, so
-			 * work posted from now on fails instead of being sent to
-			 * a peer that may be gone
-			 */
-			(void)fi_shutdown(c->ep, 0);
+			if (!fab_conn_early(c, NULL))
+				fab_conn_shutdown(c);
 		} else {
 			FAB_LOG_WARNING("qp %u: unexpected event %u", c->qp_num, event);
 		}
@@ -545,6 +592,9 @@ int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 			fab_conn_teardown(c, true);
 			return RPMA_E_PROVIDER;
 		}
+		/* an end held back while fi_accept() ran is settled now (fab_conn_early) */
+		atomic_store(&c->accepted, true);
+		fab_source_drain(&c->eq_src);
 		return 0;
 	}
 	if (c->timeout_ms > 0)

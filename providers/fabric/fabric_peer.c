@@ -585,10 +585,14 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->info->tx_attr->op_flags = 0;
 	p->info->rx_attr->op_flags = 0;
 
+	/*
+	 * An mr_mode of exactly 1 is the legacy FI_MR_BASIC (virtual addresses,
+	 * provider keys); libfabric 2.x deprecates the name, the value stays.
+	 */
 	uint64_t mm = p->info->domain_attr->mr_mode;
 	p->mr_mode = mm;
-	p->va_addressing = (mm == FI_MR_BASIC) || (mm & FI_MR_VIRT_ADDR);
-	p->prov_keys = (mm == FI_MR_BASIC) || (mm & FI_MR_PROV_KEY);
+	p->va_addressing = (mm == 1) || (mm & FI_MR_VIRT_ADDR);
+	p->prov_keys = (mm == 1) || (mm & FI_MR_PROV_KEY);
 	p->rx_cq_data = (p->info->mode & FI_RX_CQ_DATA) != 0;
 	/* remote CQ data that takes no receive: carry the value in a send (fabric.h) */
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&

@@ -21,7 +21,14 @@
  * RPMA_CHURN_RSS_MARGIN_KB (default 4096), RPMA_CHURN_HEAP_MARGIN_KB
  * (default 128), RPMA_CHURN_IP (default 127.0.0.1), RPMA_CHURN_PORT (default:
  * a free one), RPMA_CHURN_CYCLE_TIMEOUT (seconds one cycle may take, default
- * 30).  RPMA_PROVIDER defaults to fabric.
+ * 30), RPMA_CHURN_BUSY (busy-looping processes beside the pair, default 2).
+ * RPMA_PROVIDER defaults to fabric.
+ *
+ * The busy loops keep every CPU taken, so that the server's and the
+ * client's threads are preempted anywhere, also inside libfabric: that is
+ * how libfabric 2.x's tcp queues a connection's FI_SHUTDOWN before its
+ * FI_CONNECTED on the server (fabric_conn.c, fab_conn_early), which a quiet
+ * machine shows only now and then.
  */
 
 #include <arpa/inet.h>
@@ -35,12 +42,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "librpma.h"
+
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
 
 #define REGION_SIZE (64 * 1024)
 #define BLOCK_SIZE  4096
@@ -507,6 +519,38 @@ static int free_port(const char *addr, char *port, size_t size)
 	return 0;
 }
 
+/* busy_start -- fork n processes that spin until killed (or their parent dies) */
+static int busy_start(long n, pid_t *pids)
+{
+	for (long i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("churn: fork");
+			return -1;
+		}
+		if (pids[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (volatile unsigned long x = 0;; x++)
+				;
+		}
+	}
+	return 0;
+}
+
+/* busy_stop -- kill and reap the busy loops that were started */
+static void busy_stop(long n, const pid_t *pids)
+{
+	for (long i = 0; i < n; i++) {
+		if (pids[i] <= 0)
+			continue;
+		kill(pids[i], SIGKILL);
+		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
 /* main -- fork a client, serve it, and combine both verdicts */
 int main(int argc, char *argv[])
 {
@@ -536,21 +580,31 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "churn: no free port on %s\n", addr);
 		return 99;
 	}
+	long busy = env_long("RPMA_CHURN_BUSY", 2);
+	if (busy > 64)
+		busy = 64;
 	setenv("RPMA_PROVIDER", "fabric", 0);
 	signal(SIGALRM, watchdog);
 
-	printf("churn: %ld cycles (%ld to warm up) against %s:%s, provider %s\n", cycles, warmup,
-	       addr, port, getenv("RPMA_PROVIDER"));
+	printf("churn: %ld cycles (%ld to warm up) against %s:%s, provider %s, %ld busy loops\n",
+	       cycles, warmup, addr, port, getenv("RPMA_PROVIDER"), busy);
 	fflush(stdout);
+	pid_t busy_pids[64] = {0};
+	if (busy_start(busy, busy_pids)) {
+		busy_stop(busy, busy_pids);
+		return 99;
+	}
 
 	int pipefd[2];
 	if (pipe(pipefd)) {
 		perror("churn: pipe");
+		busy_stop(busy, busy_pids);
 		return 99;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("churn: fork");
+		busy_stop(busy, busy_pids);
 		return 99;
 	}
 	if (pid == 0) {
@@ -569,6 +623,7 @@ int main(int argc, char *argv[])
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	busy_stop(busy, busy_pids);
 	bool client_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	if (!client_ok)
 		msg("the client failed (status 0x%x)", status);

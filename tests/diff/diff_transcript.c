@@ -21,6 +21,11 @@
 
 #include <librpma.h>
 
+/* built in this tree (-DHAVE_CONFIG_H): the header must be the tree's own */
+#if defined(HAVE_CONFIG_H) && !defined(LIBRPMA_PROVIDER_PLUGGABLE)
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* quiet -- a log function that drops everything (keeps the transcript clean) */
 static void quiet(enum rpma_log_level level, const char *file_name, const int line_no,
 		  const char *function_name, const char *message_format, ...)

@@ -79,6 +79,10 @@
 #include "librpma.h"
 #include "provider.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* ------------------------------------------------------------ the registry */
 
 #ifdef RPMA_HAVE_VERBS

@@ -13,6 +13,10 @@
 
 #include "librpma.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* the longest any single wait of a test may take */
 #define ITEST_WAIT_MS 5000
 

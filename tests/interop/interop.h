@@ -18,6 +18,11 @@
 
 #include <librpma.h>
 
+/* built in this tree (-DHAVE_CONFIG_H): the header must be the tree's own */
+#if defined(HAVE_CONFIG_H) && !defined(LIBRPMA_PROVIDER_PLUGGABLE)
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* the server's region and where each step of the exchange writes into it */
 #define IO_REGION_SIZE 4096
 #define IO_WRITE_OFF   0 /* rpma_write + rpma_flush + rpma_read */

@@ -13,6 +13,10 @@
 #include "librpma.h"
 #include "fake_provider.h"
 
+#ifndef LIBRPMA_PROVIDER_PLUGGABLE
+#error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
+#endif
+
 /* arbitrary, recognisable values the tests pass through */
 #define UNIT_ADDR	"127.0.0.1"
 #define UNIT_PORT	"7204"
