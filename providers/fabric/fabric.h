@@ -283,7 +283,15 @@ struct fab_conn {
 	bool incoming;
 	struct fid_pep *pep; /* incoming: the listening endpoint (to reject the request) */
 	bool ep_was_made;    /* an endpoint was made from the request */
+	/*
+	 * state: read without a lock; changed under state_lock, together with
+	 * the queuing of the event the change reports, so that no change and no
+	 * event can come between (ESTABLISHED is never queued after the final
+	 * event, and the state never leaves DONE)
+	 */
 	_Atomic int state;
+	pthread_mutex_t state_lock;
+	bool state_lock_made;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
 	uint32_t qp_num;
 	size_t cm_data_max;
