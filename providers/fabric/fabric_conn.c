@@ -483,8 +483,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		goto err_sources;
 	}
-	fab_source_add(p, &c->tx_src);
+	/* each source goes to the front: the thread drains the EQ, then TX, then RX */
 	fab_source_add(p, &c->rx_src);
+	fab_source_add(p, &c->tx_src);
 	fab_source_add(p, &c->eq_src);
 	c->info = info;
 	return 0;

@@ -376,7 +376,15 @@ void fab_drain_tx(struct fab_source *src)
 	}
 }
 
-/* fab_drain_rx -- move every completion of a connection's RX CQ where receives go */
+/*
+ * fab_drain_rx -- move every completion of a connection's RX CQ where receives
+ * go.  Causal order: a message that arrived may answer one of our sends, whose
+ * completion must be reported first.  By the time libfabric has a receive
+ * entry, the completion of every send the peer had seen is in the TX CQ
+ * (reading the RX CQ may itself have made progress that put it there), so
+ * the TX CQ is drained after each read of receive entries and before they
+ * are reported.  Lock order: RX, then TX (nothing takes them the other way).
+ */
 void fab_drain_rx(struct fab_source *src)
 {
 	struct fab_conn *c = src->arg;
@@ -384,6 +392,8 @@ void fab_drain_rx(struct fab_source *src)
 	struct ibv_wc wc;
 	for (;;) {
 		ssize_t n = fi_cq_read(c->rxcq, e, FAB_CQ_BATCH);
+		if (n > 0 || n == -FI_EAVAIL)
+			fab_source_drain(&c->tx_src);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
 				struct fab_bounce *b = fab_is_bounce(c, e[i].op_context);
