@@ -250,6 +250,18 @@ struct fab_imm_slot {
 	bool err_seen; /* an error completion was reported for it */
 };
 
+/*
+ * An atomic write staged in the connection's scratch region (when the
+ * provider cannot inject 8 bytes): the slot stays taken until libfabric
+ * completes the write (each one asks for a completion), so its 8 bytes are
+ * never overwritten while the write may still read them.
+ */
+struct fab_stage_slot {
+	const void *op_context;
+	bool report;	    /* the user asked for the completion of a success */
+	_Atomic bool taken; /* a write reads the slot's bytes */
+};
+
 /* connection states */
 enum fab_conn_state {
 	FAB_CONN_NEW,
@@ -296,10 +308,14 @@ struct fab_conn {
 	uint32_t qp_num;
 	size_t cm_data_max;
 	int timeout_ms;
-	/* an 8-byte scratch region: flush reads land here, atomic writes are staged here */
+	/*
+	 * an 8-byte scratch region: flush reads land in slot 0; without 8-byte
+	 * injection atomic writes are staged in slot 1 + i, owned by stages[i]
+	 */
 	uint64_t *scratch;
 	size_t scratch_slots;
-	size_t scratch_next;
+	struct fab_stage_slot *stages; /* scratch_slots - 1 of them, or NULL */
+	size_t stage_next;
 	struct fid_mr *scratch_mr;
 	void *scratch_desc;
 	/* emulated write with immediate data: the contexts of the operations in flight */
@@ -481,7 +497,9 @@ void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
 
 /* ----- fabric_ops.c: the data path */
+size_t fab_inject_size(size_t offered);
 void fab_conn_progress(struct fab_conn *c);
+struct fab_stage_slot *fab_stage_of(struct fab_conn *c, void *ctx);
 int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
 int fab_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,

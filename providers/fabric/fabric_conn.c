@@ -318,6 +318,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	c->scratch_mr = c->bounce_mr = NULL;
 	free(c->scratch);
 	c->scratch = NULL;
+	free(c->stages);
+	c->stages = NULL;
 	free(c->bounce_mem);
 	c->bounce_mem = NULL;
 	free(c->bounces);
@@ -440,10 +442,16 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		cm = 55; /* the smallest limit of the transports we know (verbs) */
 	c->cm_data_max = cm > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : cm;
 
-	/* scratch: slot 0 receives flush reads, the others stage atomic writes */
+	/*
+	 * scratch: slot 0 receives flush reads; slot 1 is where an injected
+	 * atomic write copies its value from; without injection every slot of
+	 * 1 .. sq_size stages one atomic write until it completes (fabric.h)
+	 */
 	c->scratch_slots = p->inject_size >= 8 ? 2 : (size_t)setup->sq_size + 1;
 	c->scratch = calloc(c->scratch_slots, sizeof(uint64_t));
-	if (c->scratch == NULL) {
+	if (p->inject_size < 8 && c->scratch)
+		c->stages = calloc(c->scratch_slots - 1, sizeof(*c->stages));
+	if (c->scratch == NULL || (p->inject_size < 8 && c->stages == NULL)) {
 		FAB_LOG_ERROR("out of memory");
 		ret = RPMA_E_NOMEM;
 		goto err;

@@ -338,12 +338,22 @@ void fab_drain_tx(struct fab_source *src)
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
 				struct fab_imm_slot *s = fab_imm_slot_of(c, e[i].op_context);
+				struct fab_stage_slot *st = fab_stage_of(c, e[i].op_context);
 				fab_wc_fill(&wc, &e[i], c->qp_num, NULL);
 				if (s) {
 					/* the notification send completes the write */
 					wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
 					wc.opcode = IBV_WC_RDMA_WRITE;
 					wc.byte_len = 0;
+				}
+				if (st) {
+					/* a staged atomic write: the user may not want it */
+					wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
+					bool report = st->report;
+					atomic_store_explicit(&st->taken, false,
+							      memory_order_release);
+					if (!report)
+						continue;
 				}
 				fab_cq_push(c->cq, &wc);
 			}
@@ -357,7 +367,13 @@ void fab_drain_tx(struct fab_source *src)
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
 			fab_wc_error(&wc, &err, c, false);
 			struct fab_imm_slot *s = fab_imm_slot_of(c, err.op_context);
+			struct fab_stage_slot *st = fab_stage_of(c, err.op_context);
 			bool report = true;
+			if (st) {
+				/* a failed staged atomic write: always reported */
+				wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
+				atomic_store_explicit(&st->taken, false, memory_order_release);
+			}
 			if (s) {
 				/* one error per write with immediate data, as on verbs */
 				wc.wr_id = (uint64_t)(uintptr_t)s->op_context;

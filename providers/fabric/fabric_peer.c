@@ -571,7 +571,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
 			  (p->info->tx_attr->msg_order & FI_ORDER_SAW);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
-	p->inject_size = p->info->tx_attr->inject_size;
+	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;
