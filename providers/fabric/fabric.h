@@ -112,6 +112,9 @@ struct fab_source {
 #define FAB_PARK_MS	1
 #define FAB_PARK_MAX_MS 8
 
+/* the name of the progress thread (/proc/PID/task/TID/comm, rpma_fabric(7)) */
+#define FAB_PROGRESS_NAME "rpma-progress"
+
 /* ----- the progress engine of a peer */
 struct fab_progress {
 	pthread_t thread;

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_peer.c -- the peer (fabric + domain), its progress thread and the software event queues */
 
+#define _GNU_SOURCE /* pthread_setname_np */
+
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -256,6 +259,8 @@ static void *fab_progress_thread(void *arg)
 {
 	struct fab_peer *p = arg;
 	struct fab_progress *pr = &p->prog;
+	/* a name for ps, top, gdb (at most 15 characters); failing to set it is harmless */
+	(void)pthread_setname_np(pthread_self(), FAB_PROGRESS_NAME);
 	struct fab_source **snap = NULL;
 	struct fid **fids = NULL;
 	struct pollfd *pfds = NULL;
@@ -403,7 +408,20 @@ static int fab_progress_start(struct fab_peer *p)
 	pr->stop = false;
 	pr->park_ms = FAB_PARK_MS;
 	pr->running = true;
+	/*
+	 * the thread starts with every signal blocked (it inherits the mask of
+	 * its creator), so that the application's handlers never run on it
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	int mret = pthread_sigmask(SIG_SETMASK, &all, &old);
 	int ret = pthread_create(&pr->thread, NULL, fab_progress_thread, p);
+	if (mret == 0)
+		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	else
+		RPMA_LOG_WARNING("fabric: pthread_sigmask() failed (%d): the progress thread "
+				 "takes signals",
+				 mret);
 	if (ret) {
 		pr->running = false;
 		RPMA_LOG_ERROR_WITH_ERRNO(ret, "fabric: pthread_create()");
