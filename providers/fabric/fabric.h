@@ -85,7 +85,7 @@ struct fab_source {
 	_Atomic uint64_t deadline_ns;
 	fab_expire_fn *expire;
 	bool registered;
-	struct fab_peer *peer; /* set while registered */
+	struct fab_peer *peer; /* whose progress thread drains it (set by fab_source_init) */
 	/*
 	 * Parking: while the user busy-polls the CQ this source feeds (each
 	 * empty rpma_cq_get_wc() drains it, bumping user_drains), the progress
@@ -420,7 +420,8 @@ uint64_t fab_now_ns(void);
 /* ----- fabric_peer.c: the peer, the progress engine and the event queues */
 int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int fab_peer_fini(struct rpma_peer *peer);
-int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg);
+void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
+		     fab_drain_fn *drain, void *arg);
 void fab_source_add(struct fab_peer *peer, struct fab_source *src);
 void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);

@@ -474,9 +474,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		}
 	}
 
-	fab_source_init(&c->tx_src, &c->txcq->fid, fab_drain_tx, c);
-	fab_source_init(&c->rx_src, &c->rxcq->fid, fab_drain_rx, c);
-	fab_source_init(&c->eq_src, &c->eq->fid, fab_drain_conn_eq, c);
+	fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
+	fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
+	fab_source_init(&c->eq_src, p, &c->eq->fid, fab_drain_conn_eq, c);
 	c->eq_src.expire = fab_conn_expire;
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);

@@ -133,12 +133,20 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 {
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count == cq->cap) {
-		/* never drop a completion: grow (verbs would overflow the CQ) */
+		/*
+		 * A full CQ grows where verbs would overflow (and break the
+		 * connection).  Only when there is no memory for a larger ring is
+		 * the completion dropped; the error line below is then all the
+		 * user gets (the operation's own completion never comes).
+		 */
 		uint32_t ncap = cq->cap * 2;
 		struct ibv_wc *nr = malloc(ncap * sizeof(*nr));
 		if (nr == NULL) {
 			pthread_mutex_unlock(&cq->lock);
-			FAB_LOG_ERROR("CQ overflow and out of memory: a completion is lost");
+			FAB_LOG_ERROR(
+				"qp %u: CQ of %u entries full and out of memory: a completion "
+				"(wr_id 0x%llx) is lost",
+				wc->qp_num, cq->cap, (unsigned long long)wc->wr_id);
 			return;
 		}
 		for (uint32_t i = 0; i < cq->count; i++)

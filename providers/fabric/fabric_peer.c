@@ -139,10 +139,15 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
 
 /* ------------------------------------------------------------- progress */
 
-/* fab_source_init -- describe a libfabric CQ/EQ for the progress thread */
-int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg)
+/*
+ * fab_source_init -- describe a libfabric CQ/EQ for the progress thread of
+ * peer (without a wait fd the thread polls it periodically)
+ */
+void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
+		     fab_drain_fn *drain, void *arg)
 {
 	memset(src, 0, sizeof(*src));
+	src->peer = peer; /* before anyone can see src: fab_cq_unpark_feeders reads it unlocked */
 	src->fid = fid;
 	src->drain = drain;
 	src->arg = arg;
@@ -156,7 +161,6 @@ int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain
 		FAB_LOG_DEBUG("no wait fd (%s): the object is polled periodically",
 			      fi_strerror(-ret));
 	pthread_mutex_init(&src->drain_lock, NULL);
-	return 0;
 }
 
 /* fab_source_fini -- release what fab_source_init set up */
@@ -192,7 +196,6 @@ void fab_source_add(struct fab_peer *peer, struct fab_source *src)
 	src->next = pr->sources;
 	pr->sources = src;
 	src->registered = true;
-	src->peer = peer;
 	pr->gen++;
 	pthread_mutex_unlock(&pr->lock);
 	fab_progress_kick(peer);
