@@ -418,6 +418,7 @@ int fab_err(int fi_ret);
 uint64_t fab_now_ns(void);
 
 /* ----- fabric_peer.c: the peer, the progress engine and the event queues */
+int fab_eventfd(int flags);
 int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int fab_peer_fini(struct rpma_peer *peer);
 void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,

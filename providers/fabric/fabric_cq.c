@@ -21,7 +21,7 @@ int fab_chan_new(struct fab_chan **chan_ptr)
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	ch->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	ch->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (ch->efd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		free(ch);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -17,11 +18,30 @@
 
 /* ----------------------------------------------------------- event queues */
 
+/*
+ * fab_eventfd -- an eventfd (flags as eventfd(2)) numbered 3 or above:
+ * libfabric's sockets provider closes descriptor 0 during connection churn,
+ * and a program that closed its standard input would otherwise lend that
+ * number to one of ours (an event queue then stops signalling); -1 and errno
+ * on failure
+ */
+int fab_eventfd(int flags)
+{
+	int fd = eventfd(0, flags);
+	if (fd < 0 || fd > 2)
+		return fd;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return high;
+}
+
 /* fab_evq_init -- an empty software event queue with its eventfd */
 int fab_evq_init(struct fab_evq *q)
 {
 	q->head = q->tail = NULL;
-	q->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	q->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (q->efd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		return RPMA_E_PROVIDER;
@@ -399,7 +419,7 @@ static void *fab_progress_thread(void *arg)
 static int fab_progress_start(struct fab_peer *p)
 {
 	struct fab_progress *pr = &p->prog;
-	pr->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pr->wake_fd = fab_eventfd(EFD_NONBLOCK | EFD_CLOEXEC);
 	if (pr->wake_fd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		return RPMA_E_PROVIDER;
