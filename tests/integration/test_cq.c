@@ -450,18 +450,22 @@ static bool pp_expect(struct pp_side *s, int round, enum ibv_wc_opcode opcode, u
 		return false;
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != opcode || wc.wr_id != wr_id ||
 	    from_rcq != rcq) {
-		/* for the diagnosis: was the awaited completion there already? */
+		/*
+		 * for the diagnosis: had the channel more to say already, and
+		 * was the awaited completion in its CQ?
+		 */
+		bool more = itest_fd_ready(s->fd, 0);
 		struct ibv_wc late;
 		int got = 0;
 		bool there = rpma_cq_get_wc(rcq ? s->rcq : s->cq, 1, &late, &got) == 0 &&
 			     late.wr_id == wr_id;
 		pp_fail(s, round,
 			"expected %s (wr_id 0x%llx) from the %s, got opcode %d (wr_id 0x%llx, "
-			"status %s) from the %s; the awaited one %s",
+			"status %s) from the %s; the channel had %s pending; the awaited one %s",
 			opcode == IBV_WC_SEND ? "the send's completion" : "a receive",
 			(unsigned long long)wr_id, rcq ? "receive CQ" : "main CQ", wc.opcode,
 			(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
-			from_rcq ? "receive CQ" : "main CQ",
+			from_rcq ? "receive CQ" : "main CQ", more ? "a notification" : "nothing",
 			there ? "was in its CQ already" : "was not in its CQ yet");
 		return false;
 	}
