@@ -89,7 +89,7 @@ struct fab_source {
 	_Atomic uint64_t deadline_ns;
 	fab_expire_fn *expire;
 	bool registered;
-	struct fab_peer *peer; /* set while registered */
+	struct fab_peer *peer; /* whose progress thread drains it (set by fab_source_init) */
 	/*
 	 * Parking: while the user busy-polls the CQ this source feeds (each
 	 * empty rpma_cq_get_wc() drains it, bumping user_drains), the progress
@@ -115,6 +115,9 @@ struct fab_source {
  */
 #define FAB_PARK_MS	1
 #define FAB_PARK_MAX_MS 8
+
+/* the name of the progress thread (/proc/PID/task/TID/comm, rpma_fabric(7)) */
+#define FAB_PROGRESS_NAME "rpma-progress"
 
 /* ----- the progress engine of a peer */
 struct fab_progress {
@@ -258,6 +261,18 @@ struct fab_imm_slot {
 	bool err_seen; /* an error completion was reported for it */
 };
 
+/*
+ * An atomic write staged in the connection's scratch region (when the
+ * provider cannot inject 8 bytes): the slot stays taken until libfabric
+ * completes the write (each one asks for a completion), so its 8 bytes are
+ * never overwritten while the write may still read them.
+ */
+struct fab_stage_slot {
+	const void *op_context;
+	bool report;	    /* the user asked for the completion of a success */
+	_Atomic bool taken; /* a write reads the slot's bytes */
+};
+
 /* connection states */
 enum fab_conn_state {
 	FAB_CONN_NEW,
@@ -291,7 +306,15 @@ struct fab_conn {
 	bool incoming;
 	struct fid_pep *pep; /* incoming: the listening endpoint (to reject the request) */
 	bool ep_was_made;    /* an endpoint was made from the request */
+	/*
+	 * state: read without a lock; changed under state_lock, together with
+	 * the queuing of the event the change reports, so that no change and no
+	 * event can come between (ESTABLISHED is never queued after the final
+	 * event, and the state never leaves DONE)
+	 */
 	_Atomic int state;
+	pthread_mutex_t state_lock;
+	bool state_lock_made;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
 	/*
 	 * incoming: fi_accept() returned; early: an FI_SHUTDOWN (1) or an EQ
@@ -304,10 +327,14 @@ struct fab_conn {
 	uint32_t qp_num;
 	size_t cm_data_max; /* the transport's limit, envelope included (at most FAB_PDATA_WIRE_MAX) */
 	int timeout_ms;
-	/* an 8-byte scratch region: flush reads land here, atomic writes are staged here */
+	/*
+	 * an 8-byte scratch region: flush reads land in slot 0; without 8-byte
+	 * injection atomic writes are staged in slot 1 + i, owned by stages[i]
+	 */
 	uint64_t *scratch;
 	size_t scratch_slots;
-	size_t scratch_next;
+	struct fab_stage_slot *stages; /* scratch_slots - 1 of them, or NULL */
+	size_t stage_next;
 	struct fid_mr *scratch_mr;
 	void *scratch_desc;
 	/* emulated write with immediate data: the contexts of the operations in flight */
@@ -421,9 +448,11 @@ int fab_err(int fi_ret);
 uint64_t fab_now_ns(void);
 
 /* ----- fabric_peer.c: the peer, the progress engine and the event queues */
+int fab_eventfd(int flags);
 int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int fab_peer_fini(struct rpma_peer *peer);
-int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg);
+void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
+		     fab_drain_fn *drain, void *arg);
 void fab_source_add(struct fab_peer *peer, struct fab_source *src);
 void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);
@@ -503,7 +532,9 @@ void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
 
 /* ----- fabric_ops.c: the data path */
+size_t fab_inject_size(size_t offered);
 void fab_conn_progress(struct fab_conn *c);
+struct fab_stage_slot *fab_stage_of(struct fab_conn *c, void *ctx);
 int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
 int fab_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,

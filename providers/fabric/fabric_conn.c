@@ -23,17 +23,47 @@ static _Atomic uint32_t fab_qp_counter = 0x100;
  */
 static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 {
-	int st = atomic_load(&c->state);
-	do {
-		if (st == FAB_CONN_DONE)
-			return;
-	} while (!atomic_compare_exchange_weak(&c->state, &st, FAB_CONN_DONE));
+	pthread_mutex_lock(&c->state_lock);
+	if (atomic_load(&c->state) == FAB_CONN_DONE) {
+		pthread_mutex_unlock(&c->state_lock);
+		return;
+	}
+	atomic_store(&c->state, FAB_CONN_DONE);
 	struct fab_event *ev = c->ev_end;
 	c->ev_end = NULL;
 	ev->kind = event;
 	fab_evq_push_event(&c->events, ev);
+	pthread_mutex_unlock(&c->state_lock);
 	atomic_store(&c->eq_src.deadline_ns, 0);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
+}
+
+/*
+ * fab_conn_established -- FI_CONNECTED: the connection is up unless its final
+ * event was reported already (a disconnect, a timeout), in one step with the
+ * queuing of ESTABLISHED (once, with len bytes of the peer's private data)
+ */
+static void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len)
+{
+	pthread_mutex_lock(&c->state_lock);
+	if (atomic_load(&c->state) == FAB_CONN_DONE) {
+		pthread_mutex_unlock(&c->state_lock);
+		FAB_LOG_INFO("qp %u: connected after its end was reported: ignored", c->qp_num);
+		return;
+	}
+	atomic_store(&c->state, FAB_CONN_CONNECTED);
+	atomic_store(&c->eq_src.deadline_ns, 0);
+	struct fab_event *ev = c->ev_established;
+	c->ev_established = NULL;
+	if (ev) {
+		ev->kind = RPMA_CONN_ESTABLISHED;
+		memcpy(ev->data, pdata, len);
+		ev->len = len;
+		fab_evq_push_event(&c->events, ev);
+	}
+	pthread_mutex_unlock(&c->state_lock);
+	if (ev)
+		FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num, len);
 }
 
 /*
@@ -214,24 +244,10 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			break;
 		}
 		if (event == FI_CONNECTED) {
-			int st = atomic_load(&c->state);
-			if (st == FAB_CONN_DONE)
-				continue;
-			atomic_store(&c->state, FAB_CONN_CONNECTED);
-			atomic_store(&c->eq_src.deadline_ns, 0);
 			size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
 			if (len > FAB_PDATA_WIRE_MAX)
 				len = FAB_PDATA_WIRE_MAX;
-			FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num,
-				     len);
-			struct fab_event *ev = c->ev_established;
-			if (ev == NULL)
-				continue; /* a second FI_CONNECTED: reported once */
-			c->ev_established = NULL;
-			ev->kind = RPMA_CONN_ESTABLISHED;
-			memcpy(ev->data, buf.cm.data, len);
-			ev->len = len;
-			fab_evq_push_event(&c->events, ev);
+			fab_conn_established(c, buf.cm.data, len);
 			fab_conn_early_end(c);
 		} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
 			   !c->incoming) {
@@ -362,6 +378,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	c->scratch_mr = c->bounce_mr = NULL;
 	free(c->scratch);
 	c->scratch = NULL;
+	free(c->stages);
+	c->stages = NULL;
 	free(c->bounce_mem);
 	c->bounce_mem = NULL;
 	free(c->bounces);
@@ -383,6 +401,9 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	if (c->info)
 		fi_freeinfo(c->info);
 	c->info = NULL;
+	if (c->state_lock_made)
+		pthread_mutex_destroy(&c->state_lock);
+	c->state_lock_made = false;
 	return ret;
 }
 
@@ -401,6 +422,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	c->timeout_ms = setup->timeout_ms;
 	c->qp_num = atomic_fetch_add(&fab_qp_counter, 1) & 0xffffff;
 	atomic_init(&c->state, FAB_CONN_NEW);
+	pthread_mutex_init(&c->state_lock, NULL);
+	c->state_lock_made = true;
 	atomic_init(&c->broken, false);
 	c->events.efd = -1;
 
@@ -479,10 +502,16 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		cm = 55; /* the smallest limit of the transports we know (verbs) */
 	c->cm_data_max = cm > FAB_PDATA_WIRE_MAX ? FAB_PDATA_WIRE_MAX : cm;
 
-	/* scratch: slot 0 receives flush reads, the others stage atomic writes */
+	/*
+	 * scratch: slot 0 receives flush reads; slot 1 is where an injected
+	 * atomic write copies its value from; without injection every slot of
+	 * 1 .. sq_size stages one atomic write until it completes (fabric.h)
+	 */
 	c->scratch_slots = p->inject_size >= 8 ? 2 : (size_t)setup->sq_size + 1;
 	c->scratch = calloc(c->scratch_slots, sizeof(uint64_t));
-	if (c->scratch == NULL) {
+	if (p->inject_size < 8 && c->scratch)
+		c->stages = calloc(c->scratch_slots - 1, sizeof(*c->stages));
+	if (c->scratch == NULL || (p->inject_size < 8 && c->stages == NULL)) {
 		FAB_LOG_ERROR("out of memory");
 		ret = RPMA_E_NOMEM;
 		goto err;
@@ -505,9 +534,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		}
 	}
 
-	fab_source_init(&c->tx_src, &c->txcq->fid, fab_drain_tx, c);
-	fab_source_init(&c->rx_src, &c->rxcq->fid, fab_drain_rx, c);
-	fab_source_init(&c->eq_src, &c->eq->fid, fab_drain_conn_eq, c);
+	fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
+	fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
+	fab_source_init(&c->eq_src, p, &c->eq->fid, fab_drain_conn_eq, c);
 	c->eq_src.expire = fab_conn_expire;
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);
@@ -522,8 +551,9 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		goto err_sources;
 	}
-	fab_source_add(p, &c->tx_src);
+	/* each source goes to the front: the thread drains the EQ, then TX, then RX */
 	fab_source_add(p, &c->rx_src);
+	fab_source_add(p, &c->tx_src);
 	fab_source_add(p, &c->eq_src);
 	c->info = info;
 	return 0;

@@ -21,7 +21,7 @@ int fab_chan_new(struct fab_chan **chan_ptr)
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	ch->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	ch->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (ch->efd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		free(ch);
@@ -133,12 +133,20 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 {
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count == cq->cap) {
-		/* never drop a completion: grow (verbs would overflow the CQ) */
+		/*
+		 * A full CQ grows where verbs would overflow (and break the
+		 * connection).  Only when there is no memory for a larger ring is
+		 * the completion dropped; the error line below is then all the
+		 * user gets (the operation's own completion never comes).
+		 */
 		uint32_t ncap = cq->cap * 2;
 		struct ibv_wc *nr = malloc(ncap * sizeof(*nr));
 		if (nr == NULL) {
 			pthread_mutex_unlock(&cq->lock);
-			FAB_LOG_ERROR("CQ overflow and out of memory: a completion is lost");
+			FAB_LOG_ERROR(
+				"qp %u: CQ of %u entries full and out of memory: a completion "
+				"(wr_id 0x%llx) is lost",
+				wc->qp_num, cq->cap, (unsigned long long)wc->wr_id);
 			return;
 		}
 		for (uint32_t i = 0; i < cq->count; i++)
@@ -338,12 +346,22 @@ void fab_drain_tx(struct fab_source *src)
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
 				struct fab_imm_slot *s = fab_imm_slot_of(c, e[i].op_context);
+				struct fab_stage_slot *st = fab_stage_of(c, e[i].op_context);
 				fab_wc_fill(&wc, &e[i], c->qp_num, NULL);
 				if (s) {
 					/* the notification send completes the write */
 					wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
 					wc.opcode = IBV_WC_RDMA_WRITE;
 					wc.byte_len = 0;
+				}
+				if (st) {
+					/* a staged atomic write: the user may not want it */
+					wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
+					bool report = st->report;
+					atomic_store_explicit(&st->taken, false,
+							      memory_order_release);
+					if (!report)
+						continue;
 				}
 				fab_cq_push(c->cq, &wc);
 			}
@@ -357,7 +375,13 @@ void fab_drain_tx(struct fab_source *src)
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
 			fab_wc_error(&wc, &err, c, false);
 			struct fab_imm_slot *s = fab_imm_slot_of(c, err.op_context);
+			struct fab_stage_slot *st = fab_stage_of(c, err.op_context);
 			bool report = true;
+			if (st) {
+				/* a failed staged atomic write: always reported */
+				wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
+				atomic_store_explicit(&st->taken, false, memory_order_release);
+			}
 			if (s) {
 				/* one error per write with immediate data, as on verbs */
 				wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
@@ -376,7 +400,15 @@ void fab_drain_tx(struct fab_source *src)
 	}
 }
 
-/* fab_drain_rx -- move every completion of a connection's RX CQ where receives go */
+/*
+ * fab_drain_rx -- move every completion of a connection's RX CQ where receives
+ * go.  Causal order: a message that arrived may answer one of our sends, whose
+ * completion must be reported first.  By the time libfabric has a receive
+ * entry, the completion of every send the peer had seen is in the TX CQ
+ * (reading the RX CQ may itself have made progress that put it there), so
+ * the TX CQ is drained after each read of receive entries and before they
+ * are reported.  Lock order: RX, then TX (nothing takes them the other way).
+ */
 void fab_drain_rx(struct fab_source *src)
 {
 	struct fab_conn *c = src->arg;
@@ -384,6 +416,8 @@ void fab_drain_rx(struct fab_source *src)
 	struct ibv_wc wc;
 	for (;;) {
 		ssize_t n = fi_cq_read(c->rxcq, e, FAB_CQ_BATCH);
+		if (n > 0 || n == -FI_EAVAIL)
+			fab_source_drain(&c->tx_src);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
 				struct fab_bounce *b = fab_is_bounce(c, e[i].op_context);

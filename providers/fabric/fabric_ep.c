@@ -208,7 +208,7 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 	ret = fab_evq_init(&e->reqs);
 	if (ret)
 		goto err_pep;
-	fab_source_init(&e->src, &e->eq->fid, fab_drain_pep, e);
+	fab_source_init(&e->src, p, &e->eq->fid, fab_drain_pep, e);
 	fab_source_add(p, &e->src);
 	e->info = info;
 	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s", addr, port);

@@ -2,6 +2,7 @@
 /* fabric_ops.c -- the data path: reads, writes, atomic writes, flushes, messages */
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_atomic.h>
@@ -11,6 +12,21 @@
 
 /* how long an operation may wait for room in a full queue */
 #define FAB_POST_WAIT_NS (2ULL * 1000000000ULL)
+
+/*
+ * fab_inject_size -- how many bytes the provider injects: what libfabric
+ * offers, or 0 with RPMA_FABRIC_INJECT=0 (atomic writes are then staged as
+ * on a transport that cannot inject 8 bytes)
+ */
+size_t fab_inject_size(size_t offered)
+{
+	const char *v = getenv("RPMA_FABRIC_INJECT");
+	if (v != NULL && strcmp(v, "0") == 0) {
+		FAB_LOG_INFO("RPMA_FABRIC_INJECT=0: nothing is injected");
+		return 0;
+	}
+	return offered;
+}
 
 /* fab_conn_progress -- drive the connection while its queue is full */
 void fab_conn_progress(struct fab_conn *c)
@@ -198,16 +214,43 @@ int fab_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_
 			    imm, op_context);
 }
 
-/* fab_stage -- an 8-byte registered slot holding a copy of src */
-static uint64_t *fab_stage(struct fab_conn *c, const char src[8])
+/*
+ * fab_stage_take -- a free staging slot holding a copy of src (fabric.h,
+ * struct fab_stage_slot), driving progress while every slot is taken, for
+ * at most FAB_POST_WAIT_NS; NULL when none freed up
+ */
+static struct fab_stage_slot *fab_stage_take(struct fab_conn *c, const char src[8])
 {
-	size_t slot = 1;
-	if (c->scratch_slots > 2) {
-		slot = 1 + c->scratch_next;
-		c->scratch_next = (c->scratch_next + 1) % (c->scratch_slots - 1);
+	size_t n = c->scratch_slots - 1;
+	struct fab_stage_slot *st = &c->stages[c->stage_next];
+	uint64_t until = 0;
+	while (atomic_load_explicit(&st->taken, memory_order_acquire)) {
+		uint64_t now = fab_now_ns();
+		if (until == 0) {
+			until = now + FAB_POST_WAIT_NS;
+		} else if (now > until) {
+			RPMA_LOG_ERROR("fabric: qp %u: no staging slot of an atomic write freed up",
+				       c->qp_num);
+			return NULL;
+		}
+		fab_conn_progress(c);
 	}
-	memcpy(&c->scratch[slot], src, 8);
-	return &c->scratch[slot];
+	c->stage_next = (c->stage_next + 1) % n;
+	atomic_store_explicit(&st->taken, true, memory_order_relaxed);
+	memcpy(&c->scratch[1 + (size_t)(st - c->stages)], src, 8);
+	return st;
+}
+
+/* fab_stage_of -- the staged atomic write ctx stands for, or NULL */
+struct fab_stage_slot *fab_stage_of(struct fab_conn *c, void *ctx)
+{
+	if (c->stages == NULL)
+		return NULL;
+	uintptr_t p = (uintptr_t)ctx, lo = (uintptr_t)c->stages;
+	uintptr_t hi = lo + (c->scratch_slots - 1) * sizeof(struct fab_stage_slot);
+	if (p < lo || p >= hi)
+		return NULL;
+	return (struct fab_stage_slot *)ctx;
 }
 
 /*
@@ -222,14 +265,31 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 {
 	struct fab_conn *c = fab_conn(conn);
 	struct fab_peer *p = c->peer;
-	uint64_t *slot = fab_stage(c, src);
+	uint64_t *slot = &c->scratch[1];
 	uint64_t ff = fab_comp(flags) | fab_write_level(p, rkey);
-	if (p->inject_size >= 8)
+	struct fab_stage_slot *st = NULL;
+	void *ctx = (void *)op_context;
+	if (p->inject_size >= 8) {
+		/* libfabric copies the value before the call returns */
+		memcpy(slot, src, 8);
 		ff |= FI_INJECT;
+	} else {
+		st = fab_stage_take(c, src);
+		if (st == NULL)
+			return RPMA_E_PROVIDER;
+		slot = &c->scratch[1 + (size_t)(st - c->stages)];
+		st->op_context = op_context;
+		st->report = (flags & RPMA_F_COMPLETION_ON_SUCCESS) != 0;
+		ff |= FI_COMPLETION; /* the completion frees the slot */
+		ctx = st;
+	}
 	if (p->has_fence && !p->in_order)
 		ff |= FI_FENCE;
-	if (!p->has_atomic)
-		return fab_do_write(c, slot, c->scratch_desc, raddr, rkey, 8, ff, 0, op_context);
+	int ret;
+	if (!p->has_atomic) {
+		ret = fab_do_write(c, slot, c->scratch_desc, raddr, rkey, 8, ff, 0, ctx);
+		goto out;
+	}
 
 	void *desc = c->scratch_desc;
 	struct fi_ioc ioc = {.addr = slot, .count = 1};
@@ -242,9 +302,13 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		.rma_iov_count = 1,
 		.datatype = FI_UINT64,
 		.op = FI_ATOMIC_WRITE,
-		.context = (void *)op_context,
+		.context = ctx,
 	};
-	return fab_post_result(c, FAB_POST(c, fi_atomicmsg(c->ep, &msg, ff)), "fi_atomicmsg()");
+	ret = fab_post_result(c, FAB_POST(c, fi_atomicmsg(c->ep, &msg, ff)), "fi_atomicmsg()");
+out:
+	if (ret && st)
+		atomic_store(&st->taken, false); /* not posted: nothing reads the slot */
+	return ret;
 }
 
 /*

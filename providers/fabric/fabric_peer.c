@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_peer.c -- the peer (fabric + domain), its progress thread and the software event queues */
 
+#define _GNU_SOURCE /* pthread_setname_np */
+
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -15,11 +19,30 @@
 
 /* ----------------------------------------------------------- event queues */
 
+/*
+ * fab_eventfd -- an eventfd (flags as eventfd(2)) numbered 3 or above:
+ * libfabric's sockets provider closes descriptor 0 during connection churn,
+ * and a program that closed its standard input would otherwise lend that
+ * number to one of ours (an event queue then stops signalling); -1 and errno
+ * on failure
+ */
+int fab_eventfd(int flags)
+{
+	int fd = eventfd(0, flags);
+	if (fd < 0 || fd > 2)
+		return fd;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return high;
+}
+
 /* fab_evq_init -- an empty software event queue with its eventfd */
 int fab_evq_init(struct fab_evq *q)
 {
 	q->head = q->tail = NULL;
-	q->efd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	q->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (q->efd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		return RPMA_E_PROVIDER;
@@ -137,10 +160,15 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
 
 /* ------------------------------------------------------------- progress */
 
-/* fab_source_init -- describe a libfabric CQ/EQ for the progress thread */
-int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain, void *arg)
+/*
+ * fab_source_init -- describe a libfabric CQ/EQ for the progress thread of
+ * peer (without a wait fd the thread polls it periodically)
+ */
+void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
+		     fab_drain_fn *drain, void *arg)
 {
 	memset(src, 0, sizeof(*src));
+	src->peer = peer; /* before anyone can see src: fab_cq_unpark_feeders reads it unlocked */
 	src->fid = fid;
 	src->drain = drain;
 	src->arg = arg;
@@ -154,7 +182,6 @@ int fab_source_init(struct fab_source *src, struct fid *fid, fab_drain_fn *drain
 		FAB_LOG_DEBUG("no wait fd (%s): the object is polled periodically",
 			      fi_strerror(-ret));
 	pthread_mutex_init(&src->drain_lock, NULL);
-	return 0;
 }
 
 /* fab_source_fini -- release what fab_source_init set up */
@@ -190,7 +217,6 @@ void fab_source_add(struct fab_peer *peer, struct fab_source *src)
 	src->next = pr->sources;
 	pr->sources = src;
 	src->registered = true;
-	src->peer = peer;
 	pr->gen++;
 	pthread_mutex_unlock(&pr->lock);
 	fab_progress_kick(peer);
@@ -257,6 +283,8 @@ static void *fab_progress_thread(void *arg)
 {
 	struct fab_peer *p = arg;
 	struct fab_progress *pr = &p->prog;
+	/* a name for ps, top, gdb (at most 15 characters); failing to set it is harmless */
+	(void)pthread_setname_np(pthread_self(), FAB_PROGRESS_NAME);
 	struct fab_source **snap = NULL;
 	struct fid **fids = NULL;
 	struct pollfd *pfds = NULL;
@@ -392,7 +420,7 @@ static void *fab_progress_thread(void *arg)
 static int fab_progress_start(struct fab_peer *p)
 {
 	struct fab_progress *pr = &p->prog;
-	pr->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	pr->wake_fd = fab_eventfd(EFD_NONBLOCK | EFD_CLOEXEC);
 	if (pr->wake_fd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		return RPMA_E_PROVIDER;
@@ -404,7 +432,20 @@ static int fab_progress_start(struct fab_peer *p)
 	pr->stop = false;
 	pr->park_ms = FAB_PARK_MS;
 	pr->running = true;
+	/*
+	 * the thread starts with every signal blocked (it inherits the mask of
+	 * its creator), so that the application's handlers never run on it
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	int mret = pthread_sigmask(SIG_SETMASK, &all, &old);
 	int ret = pthread_create(&pr->thread, NULL, fab_progress_thread, p);
+	if (mret == 0)
+		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	else
+		RPMA_LOG_WARNING("fabric: pthread_sigmask() failed (%d): the progress thread "
+				 "takes signals",
+				 mret);
 	if (ret) {
 		pr->running = false;
 		RPMA_LOG_ERROR_WITH_ERRNO(ret, "fabric: pthread_create()");
@@ -598,7 +639,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
 			  (p->info->tx_attr->msg_order & FI_ORDER_SAW);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
-	p->inject_size = p->info->tx_attr->inject_size;
+	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;

@@ -214,8 +214,10 @@ int vrb_write_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_
 		  const void *op_context);
 int vrb_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, const char src[8],
 		     int flags, const void *op_context);
+#ifdef VERBS_NATIVE_FLUSH
 int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 	      enum rpma_flush_type type, int flags, const void *op_context);
+#endif
 int vrb_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
 	     int flags, bool with_imm, uint32_t imm, const void *op_context);
 int vrb_recv(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset, size_t len,

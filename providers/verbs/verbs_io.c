@@ -223,11 +223,15 @@ int vrb_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	return vrb_post_send(vc, &wr);
 }
 
-/* vrb_flush -- the native flush (IBV_WR_FLUSH) of [raddr, raddr + len) */
+#ifdef VERBS_NATIVE_FLUSH
+/*
+ * vrb_flush -- the native flush (IBV_WR_FLUSH) of [raddr, raddr + len); built
+ * and in the provider's operations only where rdma-core has IBV_WR_FLUSH
+ * (otherwise the core issues its own flush)
+ */
 int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 	      enum rpma_flush_type type, int flags, const void *op_context)
 {
-#ifdef VERBS_NATIVE_FLUSH
 	struct vrb_conn *vc = vrb_conn(conn);
 	if (!vc->native_flush) {
 		VRB_LOG_ERROR("the device has no native flush");
@@ -251,11 +255,8 @@ int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 		return RPMA_E_PROVIDER;
 	}
 	return 0;
-#else
-	VRB_LOG_ERROR("native flush is not compiled in (rdma-core without IBV_WR_FLUSH)");
-	return RPMA_E_NOSUPP;
-#endif
 }
+#endif /* VERBS_NATIVE_FLUSH */
 
 /* vrb_send -- a message (with immediate data) from src (NULL: zero-length) */
 int vrb_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,

@@ -3,6 +3,10 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +286,219 @@ PROVIDER_TEST(conn, delete_unused)
 	cr_assert(ev == RPMA_CONN_REJECTED || ev == RPMA_CONN_LOST || ev == RPMA_CONN_UNREACHABLE,
 		  "event %s", rpma_utils_conn_event_2str(ev));
 	cr_assert_eq(rpma_conn_delete(&cconn), 0);
+	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
+	cr_assert_eq(rpma_peer_delete(&speer), 0);
+}
+
+/*
+ * ----- connect and disconnect at once
+ *
+ * Each side disconnects as soon as its connect (or accept) returned, after a
+ * varying delay that sweeps the moment the transport reports the connection
+ * as made, on both sides, many times.  Whatever the interleaving, each side
+ * reports at most one ESTABLISHED, before exactly one final event, and
+ * nothing after it; deleting the connections afterwards works.  The server
+ * side runs in a thread of its own and records its first failure.
+ */
+
+/*
+ * how many connections are made and closed at once, at most, and for how
+ * long (the Soft-RoCE guest under TCG makes a few hundred in that time)
+ */
+#define CD_ROUNDS    3000
+#define CD_BUDGET_MS 20000
+
+struct cd_server {
+	struct rpma_ep *ep;
+	_Atomic int accepted; /* the round whose accept returned */
+	_Atomic int done;     /* the round the server finished */
+	_Atomic bool stop;
+	_Atomic bool failed; /* the server gave up: err and fail_round tell why */
+	unsigned seed;
+	char err[256];
+	int fail_round; /* -1: none */
+};
+
+/* cd_fail -- record the first failure of a side */
+__attribute__((format(printf, 4, 5))) static void cd_fail(char *err, int *fail_round, int round,
+							  const char *fmt, ...)
+{
+	if (*fail_round >= 0)
+		return;
+	*fail_round = round;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, 256, fmt, ap);
+	va_end(ap);
+}
+
+/* cd_rand -- a small pseudo-random number (a linear congruential generator) */
+static unsigned cd_rand(unsigned *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (*seed >> 16) & 0x7fff;
+}
+
+/* cd_spin -- busy-wait for about us microseconds */
+static void cd_spin(unsigned us)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < (long)us * 1000);
+}
+
+/*
+ * cd_finish -- after the disconnect: the events of one side must be at most
+ * one ESTABLISHED, then one final event, then nothing; then delete
+ */
+static void cd_finish(struct rpma_conn **conn, int round, const char *side, char *err,
+		      int *fail_round)
+{
+	int fd = -1;
+	(void)rpma_conn_get_event_fd(*conn, &fd);
+	int established = 0;
+	enum rpma_conn_event final = RPMA_CONN_UNDEFINED;
+	while (final == RPMA_CONN_UNDEFINED) {
+		if (!itest_fd_ready(fd, ITEST_WAIT_MS)) {
+			cd_fail(err, fail_round, round, "%s: no final event within %d ms", side,
+				ITEST_WAIT_MS);
+			break;
+		}
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		int ret = rpma_conn_next_event(*conn, &ev);
+		if (ret) {
+			cd_fail(err, fail_round, round, "%s: rpma_conn_next_event: %s", side,
+				rpma_err_2str(ret));
+			break;
+		}
+		if (ev == RPMA_CONN_ESTABLISHED && ++established > 1)
+			cd_fail(err, fail_round, round, "%s: ESTABLISHED twice", side);
+		else if (ev != RPMA_CONN_ESTABLISHED)
+			final = ev;
+	}
+	/* whatever the transport still reports must not become an event */
+	usleep(1000);
+	if (final != RPMA_CONN_UNDEFINED && itest_fd_ready(fd, 0)) {
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		(void)rpma_conn_next_event(*conn, &ev);
+		cd_fail(err, fail_round, round, "%s: %s after %s", side,
+			rpma_utils_conn_event_2str(ev), rpma_utils_conn_event_2str(final));
+	}
+	int ret = rpma_conn_delete(conn);
+	if (ret)
+		cd_fail(err, fail_round, round, "%s: rpma_conn_delete: %s", side,
+			rpma_err_2str(ret));
+}
+
+/* cd_server_thread -- accept each request and disconnect at once */
+static void *cd_server_thread(void *arg)
+{
+	struct cd_server *s = arg;
+	int fd = -1;
+	(void)rpma_ep_get_fd(s->ep, &fd);
+	for (int r = 0; r < CD_ROUNDS && !atomic_load(&s->stop); r++) {
+		/* short waits: the client may stop at any round */
+		bool ready = false;
+		for (int w = 0; w < ITEST_WAIT_MS / 50 && !ready && !atomic_load(&s->stop); w++)
+			ready = itest_fd_ready(fd, 50);
+		if (atomic_load(&s->stop))
+			break;
+		if (!ready) {
+			cd_fail(s->err, &s->fail_round, r, "server: no request within %d ms",
+				ITEST_WAIT_MS);
+			break;
+		}
+		struct rpma_conn_req *req = NULL;
+		struct rpma_conn *conn = NULL;
+		int ret = rpma_ep_next_conn_req(s->ep, NULL, &req);
+		if (ret == 0)
+			ret = rpma_conn_req_connect(&req, NULL, &conn);
+		if (ret) {
+			cd_fail(s->err, &s->fail_round, r, "server: accepting: %s",
+				rpma_err_2str(ret));
+			break;
+		}
+		atomic_store(&s->accepted, r);
+		cd_spin(cd_rand(&s->seed) % 64);
+		ret = rpma_conn_disconnect(conn);
+		if (ret)
+			cd_fail(s->err, &s->fail_round, r, "server: rpma_conn_disconnect: %s",
+				rpma_err_2str(ret));
+		cd_finish(&conn, r, "server", s->err, &s->fail_round);
+		atomic_store(&s->done, r);
+		if (s->fail_round >= 0)
+			break;
+	}
+	if (s->fail_round >= 0)
+		atomic_store(&s->failed, true);
+	return NULL;
+}
+
+/* connect and disconnect at once, on both sides, many times */
+PROVIDER_TEST(conn, disconnect_while_connecting)
+{
+	struct rpma_peer *speer = itest_peer(), *cpeer = itest_peer();
+	struct cd_server srv = {.fail_round = -1, .seed = 7};
+	char port[8];
+	srv.ep = itest_listen(speer, port);
+	atomic_init(&srv.accepted, -1);
+	atomic_init(&srv.done, -1);
+	pthread_t server;
+	cr_assert_eq(pthread_create(&server, NULL, cd_server_thread, &srv), 0);
+	char err[256] = "";
+	int fail_round = -1;
+	unsigned seed = 11;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rounds = 0;
+	for (int r = 0; r < CD_ROUNDS && fail_round < 0 && !atomic_load(&srv.failed); r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000LL + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    CD_BUDGET_MS)
+			break;
+		rounds = r + 1;
+		struct rpma_conn_req *req = NULL;
+		struct rpma_conn *conn = NULL;
+		int ret = rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &req);
+		if (ret == 0)
+			ret = rpma_conn_req_connect(&req, NULL, &conn);
+		if (ret) {
+			cd_fail(err, &fail_round, r, "client: connecting: %s", rpma_err_2str(ret));
+			break;
+		}
+		/* the client's transport reports the connection about when the accept returns */
+		long long until = 0;
+		for (int i = 0; atomic_load(&srv.accepted) < r && !atomic_load(&srv.failed); i++) {
+			if (i % 1024 == 0) {
+				struct timespec ts;
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				long long now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+				if (until == 0)
+					until = now + ITEST_WAIT_MS;
+				else if (now > until)
+					break;
+			}
+		}
+		cd_spin(cd_rand(&seed) % 64);
+		ret = rpma_conn_disconnect(conn);
+		if (ret)
+			cd_fail(err, &fail_round, r, "client: rpma_conn_disconnect: %s",
+				rpma_err_2str(ret));
+		cd_finish(&conn, r, "client", err, &fail_round);
+		/* one connection at a time: the server finishes its side first */
+		while (atomic_load(&srv.done) < r && !atomic_load(&srv.failed))
+			usleep(50);
+	}
+	atomic_store(&srv.stop, true);
+	cr_assert_eq(pthread_join(server, NULL), 0);
+	cr_log_info("%s: %d connections made and closed at once", prov, rounds);
+	cr_assert(fail_round < 0 && srv.fail_round < 0,
+		  "client: round %d (of %d at most): %s; server: round %d: %s", fail_round,
+		  CD_ROUNDS, fail_round < 0 ? "ok" : err, srv.fail_round,
+		  srv.fail_round < 0 ? "ok" : srv.err);
+	cr_assert_eq(rpma_ep_shutdown(&srv.ep), 0);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
 }

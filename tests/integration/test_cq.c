@@ -3,10 +3,12 @@
 
 #include <arpa/inet.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -491,5 +493,264 @@ PROVIDER_TEST(cq, sizes_legacy_calls_and_log)
 			  "last message: %s", logged);
 	}
 	itest_dpair_close(&d);
+	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+
+/*
+ * ----- causal order on a shared completion channel
+ *
+ * A ping-pong over a connection whose main CQ and receive CQ share one
+ * completion channel, both sides taking completions only from the CQ that
+ * rpma_conn_wait() names.  Each side expects the completion of its own send
+ * before the receive of the answer it causes: a completion must never be
+ * reported after the completion of an event it caused.  The server runs in a
+ * thread of its own; it records its first failure and the main thread
+ * asserts it.
+ */
+
+/*
+ * how many round trips the ping-pong makes at most, and for how long (the
+ * Soft-RoCE guest under TCG makes a few hundred in that time)
+ */
+#define PP_ROUNDS    5000
+#define PP_BUDGET_MS 20000
+/* in the client's message: the server answers it and stops */
+#define PP_LAST (1ULL << 62)
+
+/* what one side of the ping-pong needs */
+struct pp_side {
+	struct rpma_conn *conn;
+	struct rpma_cq *cq, *rcq;
+	struct rpma_mr_local *mr; /* send at 0, receive at 64 */
+	char *buf;
+	int fd; /* the shared channel */
+	/* completions taken from a named CQ but not yet consumed */
+	struct ibv_wc pending[8];
+	bool pending_rcq[8];
+	int npending;
+	char err[256];
+	int fail_round; /* -1: no failure */
+	int spurious;	/* notifications whose CQ was empty */
+};
+
+/* pp_fail -- record the first failure of a side */
+__attribute__((format(printf, 3, 4))) static void pp_fail(struct pp_side *s, int round,
+							  const char *fmt, ...)
+{
+	if (s->fail_round >= 0)
+		return;
+	s->fail_round = round;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * pp_next -- the next completion in the order the channel reports them: wait
+ * on the channel, then take everything from the CQ it names; false on a
+ * failure (recorded)
+ */
+static bool pp_next(struct pp_side *s, int round, struct ibv_wc *wc, bool *from_rcq)
+{
+	while (s->npending == 0) {
+		if (!itest_fd_ready(s->fd, ITEST_WAIT_MS)) {
+			pp_fail(s, round, "no notification within %d ms", ITEST_WAIT_MS);
+			return false;
+		}
+		struct rpma_cq *named = NULL;
+		bool is_rcq = false;
+		int ret = rpma_conn_wait(s->conn, 0, &named, &is_rcq);
+		if (ret) {
+			pp_fail(s, round, "rpma_conn_wait: %s", rpma_err_2str(ret));
+			return false;
+		}
+		if (named != (is_rcq ? s->rcq : s->cq)) {
+			pp_fail(s, round, "rpma_conn_wait named a CQ that is_rcq contradicts");
+			return false;
+		}
+		int got = 0;
+		while ((ret = rpma_cq_get_wc(named, 1, &s->pending[s->npending], &got)) == 0) {
+			s->pending_rcq[s->npending++] = is_rcq;
+			if (s->npending == 8) {
+				pp_fail(s, round, "more completions than operations in flight");
+				return false;
+			}
+		}
+		if (ret != RPMA_E_NO_COMPLETION) {
+			pp_fail(s, round, "rpma_cq_get_wc: %s", rpma_err_2str(ret));
+			return false;
+		}
+		if (s->npending == 0)
+			s->spurious++;
+	}
+	*wc = s->pending[0];
+	*from_rcq = s->pending_rcq[0];
+	s->npending--;
+	memmove(&s->pending[0], &s->pending[1], (size_t)s->npending * sizeof(s->pending[0]));
+	memmove(&s->pending_rcq[0], &s->pending_rcq[1], (size_t)s->npending);
+	return true;
+}
+
+/* pp_expect -- the next completion must be a successful one of this kind, from this CQ */
+static bool pp_expect(struct pp_side *s, int round, enum ibv_wc_opcode opcode, uint64_t wr_id,
+		      bool rcq)
+{
+	struct ibv_wc wc;
+	bool from_rcq = false;
+	if (!pp_next(s, round, &wc, &from_rcq))
+		return false;
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != opcode || wc.wr_id != wr_id ||
+	    from_rcq != rcq) {
+		/*
+		 * for the diagnosis: had the channel more to say already, and
+		 * was the awaited completion in its CQ?
+		 */
+		bool more = itest_fd_ready(s->fd, 0);
+		struct ibv_wc late;
+		int got = 0;
+		bool there = rpma_cq_get_wc(rcq ? s->rcq : s->cq, 1, &late, &got) == 0 &&
+			     late.wr_id == wr_id;
+		pp_fail(s, round,
+			"expected %s (wr_id 0x%llx) from the %s, got opcode %d (wr_id 0x%llx, "
+			"status %s) from the %s; the channel had %s pending; the awaited one %s",
+			opcode == IBV_WC_SEND ? "the send's completion" : "a receive",
+			(unsigned long long)wr_id, rcq ? "receive CQ" : "main CQ", wc.opcode,
+			(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+			from_rcq ? "receive CQ" : "main CQ", more ? "a notification" : "nothing",
+			there ? "was in its CQ already" : "was not in its CQ yet");
+		return false;
+	}
+	return true;
+}
+
+/* the op_context values of the ping-pong (the round number in the low bits) */
+#define PP_SEND 0x5000000ULL
+#define PP_RECV 0x7000000ULL
+
+/* pp_send -- send the round number (last: the client's last round) */
+static bool pp_send(struct pp_side *s, int round, bool last)
+{
+	uint64_t v = (uint64_t)round | (last ? PP_LAST : 0);
+	memcpy(s->buf, &v, 8);
+	int ret = rpma_send(s->conn, s->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+			    (void *)(uintptr_t)(PP_SEND + (uint64_t)round));
+	if (ret)
+		pp_fail(s, round, "rpma_send: %s", rpma_err_2str(ret));
+	return ret == 0;
+}
+
+/* pp_recv -- post the receive of a round */
+static bool pp_recv(struct pp_side *s, int round)
+{
+	int ret = rpma_recv(s->conn, s->mr, 64, 64, (void *)(uintptr_t)(PP_RECV + (uint64_t)round));
+	if (ret)
+		pp_fail(s, round, "rpma_recv: %s", rpma_err_2str(ret));
+	return ret == 0;
+}
+
+/* pp_got -- the receive of a round carried that round's number; *last: the client's last */
+static bool pp_got(struct pp_side *s, int round, bool *last)
+{
+	uint64_t v;
+	memcpy(&v, s->buf + 64, 8);
+	*last = (v & PP_LAST) != 0;
+	v &= ~PP_LAST;
+	if (v != (uint64_t)round)
+		pp_fail(s, round, "received %llu", (unsigned long long)v);
+	return v == (uint64_t)round;
+}
+
+/* pp_server -- answer every ping; the answer's completion must come before the next ping */
+static void *pp_server(void *arg)
+{
+	struct pp_side *s = arg;
+	bool last = false;
+	/* the receive of round 0 was posted before the connection was accepted */
+	if (!pp_expect(s, 0, IBV_WC_RECV, PP_RECV, true) || !pp_got(s, 0, &last))
+		return NULL;
+	for (int r = 0;; r++) {
+		if (!last && !pp_recv(s, r + 1))
+			return NULL;
+		if (!pp_send(s, r, false) ||
+		    !pp_expect(s, r, IBV_WC_SEND, PP_SEND + (uint64_t)r, false))
+			return NULL;
+		if (last)
+			return NULL;
+		if (!pp_expect(s, r + 1, IBV_WC_RECV, PP_RECV + (uint64_t)(r + 1), true) ||
+		    !pp_got(s, r + 1, &last))
+			return NULL;
+	}
+}
+
+/* pp_post_first -- the server's receive of round 0 */
+static void pp_post_first(struct rpma_conn_req *req, void *arg)
+{
+	struct pp_side *s = arg;
+	cr_assert_eq(rpma_conn_req_recv(req, s->mr, 64, 64, (void *)(uintptr_t)PP_RECV), 0);
+}
+
+/* pp_side_init -- the CQs and the channel of one side */
+static void pp_side_init(struct pp_side *s, struct rpma_conn *conn)
+{
+	s->conn = conn;
+	cr_assert_eq(rpma_conn_get_cq(conn, &s->cq), 0);
+	cr_assert_eq(rpma_conn_get_rcq(conn, &s->rcq), 0);
+	cr_assert_not_null(s->rcq);
+	cr_assert_eq(rpma_conn_get_compl_fd(conn, &s->fd), 0);
+}
+
+/*
+ * a ping-pong over a separate receive CQ and the shared channel on both
+ * sides: the completion of each send comes before the receive it caused
+ */
+PROVIDER_TEST(cq, shared_channel_causal_order)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_rcq_size(cfg, 8), 0);
+	cr_assert_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	struct itest_pair p = {0};
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	struct itest_region sreg, creg;
+	itest_region_new(&sreg, p.speer, 4096, RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
+	itest_region_new(&creg, p.cpeer, 4096, RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
+	struct pp_side srv = {.mr = sreg.mr, .buf = sreg.ptr, .fail_round = -1};
+	struct pp_side cli = {.mr = creg.mr, .buf = creg.ptr, .fail_round = -1};
+	itest_pair_open(&p, cfg, cfg, NULL, NULL, pp_post_first, &srv);
+	pp_side_init(&srv, p.sconn);
+	pp_side_init(&cli, p.cconn);
+
+	pthread_t server;
+	cr_assert_eq(pthread_create(&server, NULL, pp_server, &srv), 0);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rounds = 0;
+	for (bool last = false; !last; rounds++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long long ms = (t.tv_sec - t0.tv_sec) * 1000LL + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		last = rounds + 1 == PP_ROUNDS || ms >= PP_BUDGET_MS;
+		bool ignored;
+		int r = rounds;
+		if (!pp_recv(&cli, r) || !pp_send(&cli, r, last) ||
+		    !pp_expect(&cli, r, IBV_WC_SEND, PP_SEND + (uint64_t)r, false) ||
+		    !pp_expect(&cli, r, IBV_WC_RECV, PP_RECV + (uint64_t)r, true) ||
+		    !pp_got(&cli, r, &ignored))
+			break;
+	}
+	/* a failed client leaves the server waiting: its bounded wait ends it */
+	cr_assert_eq(pthread_join(server, NULL), 0);
+	cr_log_info("%s: %d rounds; notifications with nothing to take: client %d, server %d", prov,
+		    rounds, cli.spurious, srv.spurious);
+	/* one side's failure leaves the other waiting in vain: report both */
+	cr_assert(cli.fail_round < 0 && srv.fail_round < 0,
+		  "client: round %d (of %d at most): %s; server: round %d: %s", cli.fail_round,
+		  PP_ROUNDS, cli.fail_round < 0 ? "ok" : cli.err, srv.fail_round,
+		  srv.fail_round < 0 ? "ok" : srv.err);
+	itest_conn_close(&p.cconn, &p.sconn);
+	itest_region_delete(&sreg);
+	itest_region_delete(&creg);
+	itest_pair_close(&p);
 	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
 }

@@ -342,3 +342,92 @@ PROVIDER_TEST(data, passive_target_progress)
 	cr_assert_lt(ms, limit, "a passive target took %ld ms (limit %ld ms)", ms, limit);
 	itest_dpair_close(&d);
 }
+
+/*
+ * aw_full_queue -- atomic writes, every eighth one signaled, posted as fast
+ * as the connection takes them (a refused post waits for a completion), then
+ * a flush: every value must have arrived, none overwritten by a later one
+ * (each atomic write's 8 bytes stay the provider's until it is done with
+ * them, also where it cannot inject them)
+ */
+static void aw_full_queue(const char *prov)
+{
+	enum { N = 2048, SQ = 8 };
+	struct rpma_conn_cfg *cfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_sq_size(cfg, SQ), 0);
+	cr_assert_eq(rpma_conn_cfg_set_cq_size(cfg, N), 0);
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, cfg, cfg, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	memset(d.sreg.ptr, 0, 8 * N);
+	int signaled = 0, seen = 0, refused = 0;
+	struct ibv_wc wc;
+	for (int i = 0; i < N; i++) {
+		uint64_t v = 0xa7a7000000000000ULL | ((uint64_t)i << 8) | 0x5a;
+		char src[8];
+		memcpy(src, &v, 8);
+		bool sig = i % 8 == 7;
+		int ret;
+		while ((ret = rpma_atomic_write(d.p.cconn, d.rmr, 8 * (size_t)i, src,
+						sig ? RPMA_F_COMPLETION_ALWAYS
+						    : RPMA_F_COMPLETION_ON_ERROR,
+						(void *)(uintptr_t)(i + 1))) == RPMA_E_PROVIDER &&
+		       seen < signaled) {
+			/* the send queue is full: one signaled write frees it */
+			refused++;
+			cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0);
+			cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+			seen++;
+		}
+		cr_assert_eq(ret, 0, "atomic write %d: %s", i, rpma_err_2str(ret));
+		signaled += sig;
+	}
+	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, 8 * N, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0xf1),
+		     0);
+	while (seen < signaled) {
+		cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0, "%d of %d completions", seen,
+			     signaled);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+		cr_assert_eq(wc.wr_id % 8, 0, "an unsignaled write completed (wr_id %llu)",
+			     (unsigned long long)wc.wr_id);
+		seen++;
+	}
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0xf1, NULL);
+	cr_assert_eq(itest_wc(cq, &wc, 20), RPMA_E_NO_COMPLETION, "a completion too many");
+	int bad = 0, first = -1;
+	uint64_t first_got = 0;
+	for (int i = 0; i < N; i++) {
+		uint64_t want = 0xa7a7000000000000ULL | ((uint64_t)i << 8) | 0x5a, got;
+		memcpy(&got, (char *)d.sreg.ptr + 8 * i, 8);
+		if (got != want && bad++ == 0) {
+			first = i;
+			first_got = got;
+		}
+	}
+	cr_log_info("%s: %d atomic writes, %d posts waited for a completion", prov, N, refused);
+	cr_assert_eq(bad, 0, "%d of %d values wrong at the target; the first at %d: 0x%llx", bad, N,
+		     first, (unsigned long long)first_got);
+	itest_dpair_close(&d);
+	cr_assert_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+
+/* atomic writes filling the send queue, each value verified at the target */
+PROVIDER_TEST(data, atomic_write_full_queue)
+{
+	aw_full_queue(prov);
+}
+
+/*
+ * the same where the fabric provider injects nothing (RPMA_FABRIC_INJECT=0,
+ * rpma_fabric(7)), so that it stages each value; other providers ignore it
+ */
+PROVIDER_TEST(data, atomic_write_full_queue_staged)
+{
+	cr_assert_eq(setenv("RPMA_FABRIC_INJECT", "0", 1), 0);
+	aw_full_queue(prov);
+	cr_assert_eq(unsetenv("RPMA_FABRIC_INJECT"), 0);
+}

@@ -12,15 +12,18 @@
  * tools/run-tests.sh (tests/threads/tsan.sh).
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -918,4 +921,146 @@ PROVIDER_TEST(threads, cfg_shared)
 	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
+}
+
+/* ======================================================================
+ * signals_and_names: a progress thread of the library (rpma_fabric(7):
+ * one per peer) is named rpma-progress and blocks every signal, so the
+ * program's handlers never run on it.  The main thread blocks SIGUSR1 while
+ * traffic flows and the process signals itself many times: a thread that
+ * does not block it would take it at once; then the main thread unblocks it
+ * and takes the one left pending.
+ */
+
+#define SG_SIGNALS  500
+#define SG_MAX_TIDS 64
+
+static _Atomic pid_t sg_tids[SG_MAX_TIDS]; /* threads the handler ran on */
+static atomic_uint sg_counts[SG_MAX_TIDS];
+
+/* sg_handler -- count the run on the calling thread (async-signal-safe) */
+static void sg_handler(int sig)
+{
+	(void)sig;
+	pid_t me = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < SG_MAX_TIDS; i++) {
+		pid_t t = atomic_load(&sg_tids[i]);
+		if (t == 0 && atomic_compare_exchange_strong(&sg_tids[i], &t, me))
+			t = me;
+		if (t == me) {
+			atomic_fetch_add(&sg_counts[i], 1);
+			return;
+		}
+	}
+}
+
+/* sg_runs_on -- how often the handler ran on tid */
+static unsigned sg_runs_on(pid_t tid)
+{
+	for (int i = 0; i < SG_MAX_TIDS; i++)
+		if (atomic_load(&sg_tids[i]) == tid)
+			return atomic_load(&sg_counts[i]);
+	return 0;
+}
+
+/* sg_progress_threads -- the threads named rpma-progress, with their blocked signals */
+static int sg_progress_threads(pid_t *tids, unsigned long long *blocked, int max)
+{
+	DIR *dir = opendir("/proc/self/task");
+	cr_assert_not_null(dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL && n < max) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], line[256], comm[64] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f == NULL)
+			continue; /* the thread ended meanwhile */
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strcmp(comm, "rpma-progress") != 0)
+			continue;
+		tids[n] = (pid_t)atoi(e->d_name);
+		blocked[n] = 0;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		cr_assert_not_null(f);
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "SigBlk:", 7) == 0)
+				blocked[n] = strtoull(line + 7, NULL, 16);
+		fclose(f);
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+PROVIDER_TEST(threads, signals_and_names)
+{
+	struct sigaction sa, old_sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sg_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	cr_assert_eq(sigaction(SIGUSR1, &sa, &old_sa), 0);
+
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+
+	pid_t tids[16];
+	unsigned long long blocked[16];
+	int n = sg_progress_threads(tids, blocked, 16);
+	if (strcmp(prov, "fabric") == 0)
+		cr_assert_eq(n, 2,
+			     "%d threads named rpma-progress; the fabric provider runs one "
+			     "per peer (here 2)",
+			     n);
+	for (int i = 0; i < n; i++) {
+		/* every signal but the two nobody can block (and glibc's own 32 and 33) */
+		for (int sig = 1; sig <= 64; sig++) {
+			if (sig == SIGKILL || sig == SIGSTOP || sig == 32 || sig == 33)
+				continue;
+			cr_assert(
+				blocked[i] & (1ULL << (sig - 1)),
+				"the progress thread %d does not block signal %d (SigBlk %016llx)",
+				(int)tids[i], sig, blocked[i]);
+		}
+	}
+
+	sigset_t usr1, old_mask;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	cr_assert_eq(pthread_sigmask(SIG_BLOCK, &usr1, &old_mask), 0);
+	for (int i = 0; i < SG_SIGNALS; i++) {
+		cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, 64,
+					RPMA_F_COMPLETION_ON_ERROR, NULL),
+			     0);
+		cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, 64, RPMA_FLUSH_TYPE_VISIBILITY,
+					RPMA_F_COMPLETION_ALWAYS, (void *)0x5),
+			     0);
+		cr_assert_eq(kill(getpid(), SIGUSR1), 0);
+		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x5, NULL);
+	}
+	/*
+	 * a signal left pending runs the handler here, before the call returns
+	 * (threads of the transport, e.g. libfabric's sockets, may have taken
+	 * them all: they are not the library's)
+	 */
+	cr_assert_eq(pthread_sigmask(SIG_SETMASK, &old_mask, NULL), 0);
+	unsigned total = 0;
+	for (int i = 0; i < SG_MAX_TIDS; i++)
+		total += atomic_load(&sg_counts[i]);
+	cr_assert_geq(total, 1, "the handler never ran");
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(sg_runs_on(tids[i]), 0,
+			     "the handler ran %u times on the progress thread %d (of %d signals)",
+			     sg_runs_on(tids[i]), (int)tids[i], SG_SIGNALS);
+	itest_dpair_close(&d);
+	cr_assert_eq(sigaction(SIGUSR1, &old_sa, NULL), 0);
 }
