@@ -308,10 +308,13 @@ static size_t cq_heap(void)
 
 /*
  * what an SRQ costs per connection is bounded by what was posted to it: with
- * one 8 MiB buffer posted (of 16 the queue may hold), two connections
- * attaching take less than 2 x 8 + 4 MiB more memory (the fabric
- * provider's emulation once gave every connection 16 internal buffers of the
- * longest length posted: 256 MiB here); the 8 MiB message still arrives
+ * one 8 MiB buffer posted (of 16 the queue may hold), a second connection
+ * attaching takes less than 8 + 4 MiB more memory (the fabric provider's
+ * emulation once gave every connection 16 internal buffers of the longest
+ * length posted: 128 MiB each here); the 8 MiB message still arrives.  The
+ * second connection is measured, not the first: the first one also pays
+ * for what the transport allocates once per peer (libfabric 2.x's tcp
+ * takes a 16 MiB transfer pool per domain at its first transfer)
  */
 PROVIDER_TEST(cq, srq_memory_bounded)
 {
@@ -337,14 +340,17 @@ PROVIDER_TEST(cq, srq_memory_bounded)
 	a.speer = b.speer = speer;
 	a.cpeer = b.cpeer = cpeer;
 	itest_pair_open(&a, scfg, NULL, NULL, NULL, NULL, NULL);
+	size_t middle = cq_heap();
 	b.ep = a.ep;
 	memcpy(b.port, a.port, sizeof(a.port));
 	itest_pair_open(&b, scfg, NULL, NULL, NULL, NULL, NULL);
 	size_t after = cq_heap();
-	size_t grown = after > before ? after - before : 0;
-	cr_log_info("two connections on the SRQ took %zu bytes", grown);
-	cr_assert_lt(grown, (size_t)2 * big + ((size_t)4 << 20),
-		     "two connections on the SRQ took %zu bytes (%zu MiB)", grown, grown >> 20);
+	size_t first = middle > before ? middle - before : 0;
+	size_t grown = after > middle ? after - middle : 0;
+	cr_log_info("the first connection on the SRQ took %zu bytes, the second %zu", first, grown);
+	cr_assert_lt(grown, big + ((size_t)4 << 20),
+		     "the second connection on the SRQ took %zu bytes (%zu MiB)", grown,
+		     grown >> 20);
 
 	unsigned char *src = creg.ptr;
 	for (size_t i = 0; i < big; i++)
