@@ -62,6 +62,7 @@ if [ "${1:-}" = --inside ]; then
 	progs=$(cd ../src && ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
 	progs="$progs tests/integration/test_integration tests/threads/test_threads"
 	progs="$progs tests/faultwalk/faultwalk tests/churn/churn"
+	progs="$progs tests/security/forge_desc tests/security/crafted_connreq tests/security/bad_accept"
 	examples=$(sed -n 's/^[[:space:]]*\(examples\/tests\/[a-z0-9-]*\.example\).*/\1/p' \
 		../src/examples/Makefile.inc | tr '\n' ' ')
 	[ -n "$examples" ] || {
@@ -91,10 +92,13 @@ if [ "${1:-}" = --inside ]; then
 	printf ':test-result: SKIP\n:global-test-result: SKIP\n:recheck: no\n:copy-in-global-log: no\n' \
 		>tests/netns/netns.trs
 	tests="$progs tests/integration/sockets.sh $examples examples/replicate/demo-test.sh"
-	tests="$tests tests/symbols/symbols.sh tests/hygiene/own-librpma.sh"
+	tests="$tests tests/symbols/symbols.sh tests/hygiene/own-librpma.sh tests/security/run.sh"
 	tests="$tests man/check-pages.sh man/check-synopsis.sh man/check-render.sh"
+	# the attack tests run over tcp only here: on libfabric 2.1's sockets
+	# each refused connection of forge_desc took ~1 s (256 keys: 309 s) and
+	# the control write after them failed; sockets is left to bookworm
 	# shellcheck disable=SC2086
-	make -j"${TRIXIE_JOBS:-2}" check-TESTS TESTS="$tests" >check.log 2>&1
+	SEC_PROVIDERS=tcp make -j"${TRIXIE_JOBS:-2}" check-TESTS TESTS="$tests" >check.log 2>&1
 	rc=$?
 	grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log
 	echo "SKIP: tests/netns/netns.sh (not run: a chroot cannot make network namespaces)"
