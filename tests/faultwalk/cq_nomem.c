@@ -16,7 +16,14 @@
  *     provider completes itself, without the transport) until one is refused:
  *     each must either succeed or return RPMA_E_NOMEM (at least one must),
  *     and after memory returns there must be exactly one completion per
- *     write that succeeded.
+ *     write that succeeded;
+ *  3. over a second connection whose server side takes receives from an SRQ
+ *     with a receive CQ of one entry: with SRQ buffers posted, the client
+ *     sends NSENDS messages; after memory returns each receive completes once;
+ *  4. then the client sends NSENDS4 more before any buffer is posted (they
+ *     wait in the provider's bounce buffers), and the server posts buffers
+ *     while memory is out: each post succeeds or returns RPMA_E_NOMEM (at
+ *     least one must), and every message is received once in the end.
  * Each part must have made at least one allocation fail.  Exit status: 0
  * passed, 1 failed, 77 no fabric device serves ADDR.
  */
@@ -62,6 +69,8 @@ void *__wrap_malloc(size_t size)
 
 #define NREADS	 8
 #define NWRITES	 64
+#define NSENDS	 4
+#define NSENDS4	 (2 * NSENDS)
 #define WAIT_MS	 5000
 #define CHECK(c) check((c), #c, __LINE__)
 
@@ -130,6 +139,32 @@ static bool once(const int *seen, int n)
 	return all;
 }
 
+/* pair -- connect a client and a server connection of peer through ep; false on failure */
+static bool pair(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, const char *port,
+		 struct rpma_conn_cfg *ccfg, struct rpma_conn_cfg *scfg, struct rpma_conn **cconn,
+		 struct rpma_conn **sconn)
+{
+	struct rpma_conn_req *creq = NULL, *sreq = NULL;
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	return CHECK(rpma_conn_req_new(peer, addr, port, ccfg, &creq) == 0) &&
+	       CHECK(rpma_conn_req_connect(&creq, NULL, cconn) == 0) &&
+	       CHECK(rpma_ep_next_conn_req(ep, scfg, &sreq) == 0) &&
+	       CHECK(rpma_conn_req_connect(&sreq, NULL, sconn) == 0) &&
+	       CHECK(next_event(*sconn, &ev) == 0 && ev == RPMA_CONN_ESTABLISHED) &&
+	       CHECK(next_event(*cconn, &ev) == 0 && ev == RPMA_CONN_ESTABLISHED);
+}
+
+/* unpair -- disconnect and delete a pair */
+static void unpair(struct rpma_conn **cconn, struct rpma_conn **sconn)
+{
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	CHECK(rpma_conn_disconnect(*cconn) == 0);
+	CHECK(next_event(*cconn, &ev) == 0 && ev == RPMA_CONN_CLOSED);
+	CHECK(next_event(*sconn, &ev) == 0 && ev == RPMA_CONN_CLOSED);
+	CHECK(rpma_conn_delete(cconn) == 0);
+	CHECK(rpma_conn_delete(sconn) == 0);
+}
+
 int main(int argc, char *argv[])
 {
 	const char *addr = argc > 1 ? argv[1] : "127.0.0.1";
@@ -167,15 +202,8 @@ int main(int argc, char *argv[])
 	CHECK(rpma_conn_cfg_set_cq_size(cfg, 1) == 0);
 	CHECK(rpma_conn_cfg_set_sq_size(cfg, NWRITES + NREADS) == 0);
 
-	struct rpma_conn_req *creq = NULL, *sreq = NULL;
 	struct rpma_conn *cconn = NULL, *sconn = NULL;
-	CHECK(rpma_conn_req_new(peer, addr, port, cfg, &creq) == 0);
-	CHECK(rpma_conn_req_connect(&creq, NULL, &cconn) == 0);
-	CHECK(rpma_ep_next_conn_req(ep, cfg, &sreq) == 0);
-	CHECK(rpma_conn_req_connect(&sreq, NULL, &sconn) == 0);
-	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	CHECK(next_event(sconn, &ev) == 0 && ev == RPMA_CONN_ESTABLISHED);
-	CHECK(next_event(cconn, &ev) == 0 && ev == RPMA_CONN_ESTABLISHED);
+	pair(peer, ep, addr, port, cfg, cfg, &cconn, &sconn);
 	if (nm_failed)
 		return 1;
 
@@ -237,12 +265,89 @@ int main(int argc, char *argv[])
 	CHECK(got == ok);
 	CHECK(once(seen, ok));
 
+	unpair(&cconn, &sconn);
+
+	/* 3. and 4. receives taken from an SRQ */
+	struct rpma_srq_cfg *qcfg = NULL;
+	struct rpma_srq *srq = NULL;
+	struct rpma_cq *srcq = NULL;
+	struct rpma_conn_cfg *scfg = NULL;
+	CHECK(rpma_srq_cfg_new(&qcfg) == 0);
+	CHECK(rpma_srq_cfg_set_rq_size(qcfg, NSENDS4) == 0);
+	CHECK(rpma_srq_cfg_set_rcq_size(qcfg, 1) == 0);
+	CHECK(rpma_srq_new(peer, qcfg, &srq) == 0);
+	CHECK(rpma_srq_get_rcq(srq, &srcq) == 0 && srcq != NULL);
+	if (!CHECK(rpma_conn_cfg_new(&scfg) == 0) ||
+	    !CHECK(rpma_conn_cfg_set_srq(scfg, srq) == 0) ||
+	    !pair(peer, ep, addr, port, cfg, scfg, &cconn, &sconn))
+		return 1;
+	CHECK(rpma_conn_get_cq(cconn, &cq) == 0);
+
+	/* 3. the progress thread delivers into the SRQ's full receive CQ */
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < NSENDS; i++)
+		CHECK(rpma_srq_recv(srq, smr, 64 + (size_t)i * 8, 8, (void *)(uintptr_t)i) == 0);
+	atomic_store(&nm_injected, 0);
+	atomic_store(&nm_fail, true);
+	for (int i = 0; i < NSENDS; i++)
+		CHECK(rpma_send(cconn, cmr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+				(void *)(uintptr_t)(NWRITES + i)) == 0);
+	usleep(500 * 1000);
+	atomic_store(&nm_fail, false);
+	injected = atomic_load(&nm_injected);
+	got = collect(srcq, seen, NWRITES, NSENDS, WAIT_MS);
+	printf("cq_nomem: SRQ, buffers first: %d sent, %d received, %ld allocations failed\n",
+	       NSENDS, got, injected);
+	CHECK(injected > 0);
+	CHECK(got == NSENDS);
+	CHECK(once(seen, NSENDS));
+	int sent = collect(cq, seen, NWRITES + NSENDS, NSENDS, WAIT_MS);
+	CHECK(sent == NSENDS);
+
+	/*
+	 * 4. messages wait in bounce buffers; buffers are posted while memory
+	 * is out, more than the receive CQ (grown to NSENDS in 3.) holds
+	 */
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < NSENDS4; i++)
+		CHECK(rpma_send(cconn, cmr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+				(void *)(uintptr_t)(NWRITES + i)) == 0);
+	sent = collect(cq, seen, NWRITES + NSENDS4, NSENDS4, WAIT_MS);
+	CHECK(sent == NSENDS4);
+	usleep(200 * 1000); /* the messages reach the server's bounce buffers */
+	atomic_store(&nm_injected, 0);
+	atomic_store(&nm_fail, true);
+	ok = 0;
+	nomem = 0;
+	while (ok < NSENDS4 && nomem == 0) {
+		int ret = rpma_srq_recv(srq, smr, 64 + (size_t)ok * 8, 8, (void *)(uintptr_t)ok);
+		if (ret == 0)
+			ok++;
+		else if (ret == RPMA_E_NOMEM)
+			nomem++;
+		else
+			CHECK(ret == 0 || ret == RPMA_E_NOMEM);
+	}
+	atomic_store(&nm_fail, false);
+	injected = atomic_load(&nm_injected);
+	int posted_oom = ok;
+	while (ok < NSENDS4 &&
+	       CHECK(rpma_srq_recv(srq, smr, 64 + (size_t)ok * 8, 8, (void *)(uintptr_t)ok) == 0))
+		ok++;
+	got = collect(srcq, seen, NWRITES, NSENDS4 + 1, 500);
+	printf("cq_nomem: SRQ, messages first: %d sent, %d buffers accepted and %d refused "
+	       "(RPMA_E_NOMEM) while memory was out, %d received, %ld allocations failed\n",
+	       NSENDS4, posted_oom, nomem, got, injected);
+	CHECK(injected > 0);
+	CHECK(nomem > 0);
+	CHECK(got == NSENDS4);
+	CHECK(once(seen, NSENDS4));
+
 	/* teardown */
-	CHECK(rpma_conn_disconnect(cconn) == 0);
-	CHECK(next_event(cconn, &ev) == 0 && ev == RPMA_CONN_CLOSED);
-	CHECK(next_event(sconn, &ev) == 0 && ev == RPMA_CONN_CLOSED);
-	CHECK(rpma_conn_delete(&cconn) == 0);
-	CHECK(rpma_conn_delete(&sconn) == 0);
+	unpair(&cconn, &sconn);
+	CHECK(rpma_conn_cfg_delete(&scfg) == 0);
+	CHECK(rpma_srq_delete(&srq) == 0);
+	CHECK(rpma_srq_cfg_delete(&qcfg) == 0);
 	CHECK(rpma_mr_remote_delete(&rmr) == 0);
 	CHECK(rpma_conn_cfg_delete(&cfg) == 0);
 	CHECK(rpma_ep_shutdown(&ep) == 0);
