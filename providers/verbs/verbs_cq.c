@@ -139,27 +139,42 @@ int vrb_cq_wait(struct rpma_cq *cq)
 }
 
 /*
+ * vrb_cq_poll_stash -- the completions vrb_conn_wait() took into the stash
+ * first, then ibv_poll_cq (out of line: the common path stays as short as
+ * ibv_poll_cq alone)
+ */
+static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int num_entries,
+						       struct ibv_wc *wc)
+{
+	int got = vc->nstash < num_entries ? vc->nstash : num_entries;
+	memcpy(wc, vc->stash, (size_t)got * sizeof(*wc));
+	vc->nstash -= got;
+	memmove(vc->stash, vc->stash + got, (size_t)vc->nstash * sizeof(*wc));
+	if (got == num_entries)
+		return got;
+	int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
+	if (n < 0) {
+		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
+		return got;
+	}
+	return got + n;
+}
+
+/*
  * vrb_cq_poll -- ibv_poll_cq, after the completions vrb_conn_wait() took
  * into the stash (only ever on the main CQ of a shared channel)
  */
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct vrb_cq *vc = vrb_cq(cq);
-	int got = 0;
-	if (vc->nstash > 0) {
-		got = vc->nstash < num_entries ? vc->nstash : num_entries;
-		memcpy(wc, vc->stash, (size_t)got * sizeof(*wc));
-		vc->nstash -= got;
-		memmove(vc->stash, vc->stash + got, (size_t)vc->nstash * sizeof(*wc));
-		if (got == num_entries)
-			return got;
-	}
-	int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
+	if (vc->nstash > 0)
+		return vrb_cq_poll_stash(vc, num_entries, wc);
+	int n = ibv_poll_cq(vc->cq, num_entries, wc);
 	if (n < 0) {
 		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
-		return got ? got : RPMA_E_PROVIDER;
+		return RPMA_E_PROVIDER;
 	}
-	return got + n;
+	return n;
 }
 
 /*
