@@ -225,6 +225,8 @@ struct fab_cq {
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
 	uint32_t cap, head, count;
+	uint32_t reserved;  /* entries promised to pushers (fab_cq_reserve), under lock */
+	bool starved;	    /* full and out of memory: completions wait in libfabric */
 	_Atomic bool armed; /* changed under lock; the progress thread reads it without */
 	bool is_rcq;
 	bool initialized;
@@ -474,6 +476,8 @@ int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is
 void fab_cq_fini(struct fab_cq *cq);
 int fab_chan_new(struct fab_chan **chan_ptr);
 void fab_chan_put(struct fab_chan *chan);
+uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want);
+void fab_cq_unreserve(struct fab_cq *cq, uint32_t n);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
 void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
@@ -559,7 +563,7 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 		 const void *op_context);
 int fab_srq_attach(struct fab_srq *srq, struct fab_conn *c);
 void fab_srq_detach(struct fab_srq *srq, struct fab_conn *c);
-void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b);
+bool fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b);
 void fab_srq_cancelled(struct fab_conn *c, struct fab_bounce *b);
 
 #endif /* RPMA_FABRIC_H */

@@ -128,36 +128,81 @@ void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
 	pthread_mutex_unlock(&cq->feed_lock);
 }
 
-/* fab_cq_push -- append a completion; notify the channel if the CQ is armed */
+/*
+ * fab_cq_reserve -- room for up to want completions, growing a full ring:
+ * the number of entries reserved, 0 when the ring is full and no memory is
+ * left.  Every completion enters a CQ through a reservation, taken before
+ * it leaves libfabric (or, for one made by the provider, before the user's
+ * call succeeds), so none is ever lost for want of memory: a drainer that
+ * gets no room leaves the entries in libfabric's CQ until the user takes
+ * completions or memory returns.  Only a full ring that cannot grow gives no
+ * room; from the second such attempt in a row on, each waits 1 ms first.
+ */
+uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want)
+{
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count + cq->reserved == cq->cap && want > 0) {
+		/* a full CQ grows where verbs would overflow (and break the connection) */
+		uint32_t ncap = cq->cap <= UINT32_MAX / 2 ? cq->cap * 2 : UINT32_MAX;
+		struct ibv_wc *nr = ncap > cq->cap ? malloc(ncap * sizeof(*nr)) : NULL;
+		if (nr) {
+			for (uint32_t i = 0; i < cq->count; i++)
+				nr[i] = cq->ring[(cq->head + i) % cq->cap];
+			free(cq->ring);
+			cq->ring = nr;
+			cq->head = 0;
+			if (cq->cap >= 64 && !(cq->cap & (cq->cap - 1)))
+				FAB_LOG_DEBUG("CQ grew to %u entries", ncap);
+			cq->cap = ncap;
+		}
+	}
+	uint32_t room = cq->cap - cq->count - cq->reserved;
+	if (room > want)
+		room = want;
+	cq->reserved += room;
+	bool starved = room == 0 && want > 0;
+	bool report = starved && !cq->starved;
+	if (room > 0 && cq->starved)
+		FAB_LOG_NOTICE("a CQ of %u entries has room again", cq->cap);
+	cq->starved = starved;
+	uint32_t cap = cq->cap;
+	pthread_mutex_unlock(&cq->lock);
+	if (report)
+		FAB_LOG_ERROR("a CQ of %u entries is full and out of memory: further "
+			      "completions wait in libfabric until completions are taken or memory "
+			      "returns",
+			      cap);
+	else if (starved)
+		usleep(1000); /* still starved: whoever retries (the progress thread) must not spin */
+	return room;
+}
+
+/* fab_cq_unreserve -- give back n reserved entries a pusher did not use */
+void fab_cq_unreserve(struct fab_cq *cq, uint32_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&cq->lock);
+	cq->reserved -= n;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/*
+ * fab_cq_push -- append a completion into an entry fab_cq_reserve() made
+ * room for (the reservation is used up); notify the channel if the CQ is armed
+ */
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 {
 	pthread_mutex_lock(&cq->lock);
-	if (cq->count == cq->cap) {
-		/*
-		 * A full CQ grows where verbs would overflow (and break the
-		 * connection).  Only when there is no memory for a larger ring is
-		 * the completion dropped; the error line below is then all the
-		 * user gets (the operation's own completion never comes).
-		 */
-		uint32_t ncap = cq->cap * 2;
-		struct ibv_wc *nr = malloc(ncap * sizeof(*nr));
-		if (nr == NULL) {
-			pthread_mutex_unlock(&cq->lock);
-			FAB_LOG_ERROR(
-				"qp %u: CQ of %u entries full and out of memory: a completion "
-				"(wr_id 0x%llx) is lost",
-				wc->qp_num, cq->cap, (unsigned long long)wc->wr_id);
-			return;
-		}
-		for (uint32_t i = 0; i < cq->count; i++)
-			nr[i] = cq->ring[(cq->head + i) % cq->cap];
-		free(cq->ring);
-		cq->ring = nr;
-		cq->head = 0;
-		if (cq->cap >= 64 && !(cq->cap & (cq->cap - 1)))
-			FAB_LOG_DEBUG("CQ grew to %u entries", ncap);
-		cq->cap = ncap;
+	if (cq->reserved == 0 || cq->count == cq->cap) {
+		/* every caller reserves first: this is a defect of the provider */
+		pthread_mutex_unlock(&cq->lock);
+		FAB_LOG_ERROR("qp %u: a completion (wr_id 0x%llx) without a reserved CQ entry is "
+			      "lost",
+			      wc->qp_num, (unsigned long long)wc->wr_id);
+		return;
 	}
+	cq->reserved--;
 	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
 	cq->count++;
 	bool fire = cq->armed;
@@ -342,7 +387,11 @@ void fab_drain_tx(struct fab_source *src)
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
 	struct ibv_wc wc;
 	for (;;) {
-		ssize_t n = fi_cq_read(c->txcq, e, FAB_CQ_BATCH);
+		/* no more entries leave libfabric than the CQ has room for */
+		uint32_t room = fab_cq_reserve(c->cq, FAB_CQ_BATCH), used = 0;
+		if (room == 0)
+			break;
+		ssize_t n = fi_cq_read(c->txcq, e, room);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++) {
 				struct fab_imm_slot *s = fab_imm_slot_of(c, e[i].op_context);
@@ -364,13 +413,17 @@ void fab_drain_tx(struct fab_source *src)
 						continue;
 				}
 				fab_cq_push(c->cq, &wc);
+				used++;
 			}
+			fab_cq_unreserve(c->cq, room - used);
 			continue;
 		}
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry err;
-			if (!fab_readerr(c->txcq, &err))
+			if (!fab_readerr(c->txcq, &err)) {
+				fab_cq_unreserve(c->cq, room);
 				break;
+			}
 			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
 				      c->qp_num, fi_strerror(err.err), err.prov_errno);
 			fab_wc_error(&wc, &err, c, false);
@@ -389,11 +442,15 @@ void fab_drain_tx(struct fab_source *src)
 				report = !s->err_seen;
 				s->err_seen = true;
 			}
-			if (report)
+			if (report) {
 				fab_cq_push(c->cq, &wc);
+				used++;
+			}
+			fab_cq_unreserve(c->cq, room - used);
 			fab_conn_mark_broken(c, err.err);
 			continue;
 		}
+		fab_cq_unreserve(c->cq, room);
 		if (n != -FI_EAGAIN)
 			FAB_LOG_FI(n, "fi_cq_read(tx)");
 		break;
@@ -408,14 +465,20 @@ void fab_drain_tx(struct fab_source *src)
  * (reading the RX CQ may itself have made progress that put it there), so
  * the TX CQ is drained after each read of receive entries and before they
  * are reported.  Lock order: RX, then TX (nothing takes them the other way).
+ * No more entries leave libfabric than the receive target has room for
+ * (fab_cq_reserve).
  */
 void fab_drain_rx(struct fab_source *src)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
 	struct ibv_wc wc;
+	struct fab_cq *to = c->recv_target;
 	for (;;) {
-		ssize_t n = fi_cq_read(c->rxcq, e, FAB_CQ_BATCH);
+		uint32_t room = fab_cq_reserve(to, FAB_CQ_BATCH), used = 0;
+		if (room == 0)
+			break;
+		ssize_t n = fi_cq_read(c->rxcq, e, room);
 		if (n > 0 || n == -FI_EAVAIL)
 			fab_source_drain(&c->tx_src);
 		if (n > 0) {
@@ -427,18 +490,22 @@ void fab_drain_rx(struct fab_source *src)
 					b->data = e[i].data;
 					b->err = 0;
 					b->prov_errno = 0;
-					fab_srq_arrived(c, b);
+					used += fab_srq_arrived(c, b);
 					continue;
 				}
 				fab_wc_fill(&wc, &e[i], c->qp_num, c->peer);
-				fab_cq_push(c->recv_target, &wc);
+				fab_cq_push(to, &wc);
+				used++;
 			}
+			fab_cq_unreserve(to, room - used);
 			continue;
 		}
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry err;
-			if (!fab_readerr(c->rxcq, &err))
+			if (!fab_readerr(c->rxcq, &err)) {
+				fab_cq_unreserve(to, room);
 				break;
+			}
 			if (err.err != FI_ECANCELED) {
 				RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error "
 					      "%d)",
@@ -449,6 +516,7 @@ void fab_drain_rx(struct fab_source *src)
 			if (b) {
 				/* cancelled bounce buffers are internal: the SRQ may repost them */
 				if (err.err == FI_ECANCELED) {
+					fab_cq_unreserve(to, room);
 					fab_srq_cancelled(c, b);
 					continue;
 				}
@@ -456,13 +524,16 @@ void fab_drain_rx(struct fab_source *src)
 				b->flags = err.flags;
 				b->err = err.err;
 				b->prov_errno = err.prov_errno;
-				fab_srq_arrived(c, b);
+				used += fab_srq_arrived(c, b);
+				fab_cq_unreserve(to, room - used);
 				continue;
 			}
 			fab_wc_error(&wc, &err, c, true);
-			fab_cq_push(c->recv_target, &wc);
+			fab_cq_push(to, &wc);
+			fab_cq_unreserve(to, room - 1);
 			continue;
 		}
+		fab_cq_unreserve(to, room);
 		if (n != -FI_EAGAIN)
 			FAB_LOG_FI(n, "fi_cq_read(rx)");
 		break;

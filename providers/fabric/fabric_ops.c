@@ -91,12 +91,18 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 	return fab_err((int)ret) == RPMA_E_NOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 }
 
-/* fab_local_completion -- complete a zero-length operation nobody needs to carry */
-static void fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, int flags,
-				 const void *op_context)
+/*
+ * fab_local_completion -- complete a zero-length operation nobody needs to
+ * carry: RPMA_E_NOMEM (nothing posted) when the CQ is full and no memory is
+ * left for the completion
+ */
+static int fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, int flags,
+				const void *op_context)
 {
 	if (!(flags & RPMA_F_COMPLETION_ON_SUCCESS))
-		return;
+		return 0;
+	if (fab_cq_reserve(c->cq, 1) == 0)
+		return RPMA_E_NOMEM;
 	struct ibv_wc wc;
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = (uint64_t)(uintptr_t)op_context;
@@ -104,6 +110,7 @@ static void fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, 
 	wc.opcode = opcode;
 	wc.qp_num = c->qp_num;
 	fab_cq_push(c->cq, &wc);
+	return 0;
 }
 
 /* fab_do_read -- post an RMA read (len 0: no data, ordering only) */
@@ -192,8 +199,7 @@ int fab_write(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t sr
 	struct fab_conn *c = fab_conn(conn);
 	if (len == 0) {
 		/* nothing to carry; keep the completion semantics */
-		fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
-		return 0;
+		return fab_local_completion(c, IBV_WC_RDMA_WRITE, flags, op_context);
 	}
 	uint64_t ff = fab_comp(flags) | fab_write_level(c->peer, rkey);
 	return fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr, rkey, len, ff,

@@ -250,8 +250,12 @@ static void fab_srq_deliver(struct fab_bounce *b, const struct fab_srq_buf *u)
 	fab_cq_push(c->recv_target, &wc);
 }
 
-/* fab_srq_arrived -- a bounce buffer of c got a message (called while draining c's RX CQ) */
-void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
+/*
+ * fab_srq_arrived -- a bounce buffer of c got a message (called while
+ * draining c's RX CQ, with an entry of c's receive target reserved): true
+ * when a posted buffer took it (the reservation is used), false when it waits
+ */
+bool fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
 {
 	struct fab_srq *s = c->srq;
 	pthread_mutex_lock(&s->lock);
@@ -262,6 +266,8 @@ void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
 		s->count--;
 		fab_srq_deliver(b, &u);
 		fab_bounce_post(b);
+		pthread_mutex_unlock(&s->lock);
+		return true;
 	} else {
 		b->pending = true;
 		b->next_pending = NULL;
@@ -272,6 +278,7 @@ void fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
 		s->pend_tail = b;
 	}
 	pthread_mutex_unlock(&s->lock);
+	return false;
 }
 
 /* fab_srq_recv -- post a buffer; a message already waiting takes it at once */
@@ -294,6 +301,13 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 		}
 	}
 	struct fab_bounce *b = s->pend_head;
+	if (b && fab_cq_reserve(b->conn->recv_target, 1) == 0) {
+		/* the message stays with its bounce buffer until a completion can be had */
+		pthread_mutex_unlock(&s->lock);
+		FAB_LOG_ERROR(
+			"rpma_srq_recv: out of memory for the completion of a waiting message");
+		return RPMA_E_NOMEM;
+	}
 	if (b) {
 		s->pend_head = b->next_pending;
 		if (s->pend_head == NULL)

@@ -67,11 +67,20 @@ struct vrb_ep {
 	struct rdma_cm_id *id;
 };
 
+/*
+ * Completions vrb_conn_wait() took from a connection's main CQ ahead of the
+ * receive CQ's turn (verbs_cq.c, causal order on a shared channel); at most
+ * this many wait in a CQ's stash.
+ */
+#define VRB_STASH_MAX 16
+
 /* a completion queue */
 struct vrb_cq {
 	struct ibv_comp_channel *channel; /* own, or the connection's shared one */
 	bool shared;			  /* channel belongs to the connection */
+	int nstash;			  /* completions in stash, reported before the CQ's */
 	struct ibv_cq *cq;
+	struct ibv_wc stash[VRB_STASH_MAX]; /* only a shared channel's main CQ uses it */
 };
 
 /* a shared receive queue (its receive CQ is a separate core object) */
@@ -93,6 +102,8 @@ struct vrb_conn {
 	bool incoming;	       /* made from a CONNECT_REQUEST */
 	bool native_atomic_write;
 	bool native_flush;
+	/* the receive CQ's signal was taken, its naming deferred (vrb_conn_wait) */
+	bool rcq_due;
 };
 
 /* typed accessors of the provider state the core allocates */

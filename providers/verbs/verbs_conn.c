@@ -99,6 +99,7 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 	vc->shared_channel = NULL;
 	vc->cq = NULL;
 	vc->rcq = NULL;
+	vc->rcq_due = false;
 	if (setup->shared_channel) {
 		errno = 0;
 		vc->shared_channel = ibv_create_comp_channel(vp->ctx);

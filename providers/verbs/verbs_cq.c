@@ -2,6 +2,8 @@
 /* verbs_cq.c -- completion queues and completion channels of the verbs provider */
 
 #include <limits.h>
+#include <poll.h>
+#include <string.h>
 
 #include "verbs.h"
 
@@ -32,6 +34,7 @@ int vrb_cq_init(struct vrb_cq *cq, struct ibv_context *ctx, uint32_t size,
 		}
 		cq->shared = false;
 	}
+	cq->nstash = 0;
 
 	errno = 0;
 	cq->cq = ibv_create_cq(ctx, (int)size, NULL, cq->channel, 0);
@@ -135,10 +138,38 @@ int vrb_cq_wait(struct rpma_cq *cq)
 	return 0;
 }
 
-/* vrb_cq_poll -- ibv_poll_cq as it is */
+/*
+ * vrb_cq_poll_stash -- the completions vrb_conn_wait() took into the stash
+ * first, then ibv_poll_cq (out of line: the common path stays as short as
+ * ibv_poll_cq alone)
+ */
+static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int num_entries,
+						       struct ibv_wc *wc)
+{
+	int got = vc->nstash < num_entries ? vc->nstash : num_entries;
+	memcpy(wc, vc->stash, (size_t)got * sizeof(*wc));
+	vc->nstash -= got;
+	memmove(vc->stash, vc->stash + got, (size_t)vc->nstash * sizeof(*wc));
+	if (got == num_entries)
+		return got;
+	int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
+	if (n < 0) {
+		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
+		return got;
+	}
+	return got + n;
+}
+
+/*
+ * vrb_cq_poll -- ibv_poll_cq, after the completions vrb_conn_wait() took
+ * into the stash (only ever on the main CQ of a shared channel)
+ */
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	int n = ibv_poll_cq(vrb_cq(cq)->cq, num_entries, wc);
+	struct vrb_cq *vc = vrb_cq(cq);
+	if (vc->nstash > 0)
+		return vrb_cq_poll_stash(vc, num_entries, wc);
+	int n = ibv_poll_cq(vc->cq, num_entries, wc);
 	if (n < 0) {
 		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
 		return RPMA_E_PROVIDER;
@@ -146,7 +177,42 @@ int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
-/* vrb_conn_wait -- wait on the connection's shared channel; tell the CQ from the receive CQ */
+/*
+ * vrb_main_cq_first -- the shared channel named the receive CQ: must the
+ * main CQ be named first?  The transport may complete a receive before the
+ * send that caused it: the peer's answer can overtake the ACK of our send,
+ * and the kernel then queues the receive CQ's signal first.  So the main
+ * CQ is polled (into its stash, which vrb_cq_poll() returns first) and, when
+ * it had completions, named first.  That is done only while the channel's
+ * descriptor is readable (a signal is pending, usually the main CQ's own),
+ * so that it stays readable until the deferred receive CQ is named: a
+ * program that polls the descriptor before each rpma_conn_wait() never
+ * sleeps on it while a naming is due.  With the descriptor not readable, the
+ * main CQ's completions were already announced (each CQE added while the
+ * CQ is armed signals the channel, and the CQ is re-armed before a wait
+ * returns), so the receive CQ is named as it is.
+ */
+static bool vrb_main_cq_first(struct vrb_conn *vc)
+{
+	struct vrb_cq *m = vc->cq;
+	if (m->nstash < VRB_STASH_MAX) {
+		int n = ibv_poll_cq(m->cq, VRB_STASH_MAX - m->nstash, m->stash + m->nstash);
+		if (n > 0)
+			m->nstash += n;
+		else if (n < 0)
+			VRB_LOG_DEBUG("ibv_poll_cq(main CQ) failed (%d)", n);
+	}
+	if (m->nstash == 0)
+		return false;
+	struct pollfd pfd = {.fd = vc->shared_channel->fd, .events = POLLIN, .revents = 0};
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/*
+ * vrb_conn_wait -- wait on the connection's shared channel; tell the CQ from
+ * the receive CQ, the main CQ first while it holds completions that may have
+ * caused the receive CQ's (vrb_main_cq_first)
+ */
 int vrb_conn_wait(struct rpma_conn *conn, bool *is_rcq)
 {
 	struct vrb_conn *vc = vrb_conn(conn);
@@ -156,17 +222,21 @@ int vrb_conn_wait(struct rpma_conn *conn, bool *is_rcq)
 		VRB_LOG_ERROR("the connection has no shared completion channel");
 		return RPMA_E_NOT_SHARED_CHNL;
 	}
-	int ret = vrb_channel_get(vc->shared_channel, &fired);
-	if (ret)
-		return ret;
-	if (fired == vc->cq->cq) {
-		*is_rcq = false;
-		return 0;
+	if (!vc->rcq_due) {
+		int ret = vrb_channel_get(vc->shared_channel, &fired);
+		if (ret)
+			return ret;
+		if (fired == vc->cq->cq) {
+			*is_rcq = false;
+			return 0;
+		}
+		if (vc->rcq == NULL || fired != vc->rcq->cq) {
+			VRB_LOG_ERROR("the shared completion channel signalled an unknown CQ");
+			return RPMA_E_UNKNOWN;
+		}
 	}
-	if (vc->rcq && fired == vc->rcq->cq) {
-		*is_rcq = true;
-		return 0;
-	}
-	VRB_LOG_ERROR("the shared completion channel signalled an unknown CQ");
-	return RPMA_E_UNKNOWN;
+	/* the receive CQ fired now or earlier */
+	vc->rcq_due = vrb_main_cq_first(vc);
+	*is_rcq = !vc->rcq_due;
+	return 0;
 }
