@@ -243,12 +243,66 @@ struct rpma_provider {
 	const struct rpma_provider_ops *ops;
 };
 
-/* the built-in providers, in the order of automatic selection (NULL-terminated) */
+/*
+ * The registry (core/registry.c for librpma.so.0; programs that link
+ * providers in, such as rpma-info and the tests, bring their own):
+ * rpma_providers[] lists the tables linked into the program, in the order of
+ * automatic selection (NULL-terminated); rpma_provider_modules names the
+ * provider modules automatic selection tries after them, in order,
+ * separated by ':' (NULL or "": none).  RPMA_PROVIDER=name also finds a
+ * module that the list does not name.
+ */
 extern const struct rpma_provider *const rpma_providers[];
+extern const char *const rpma_provider_modules;
 
 /* the providers' own tables (providers/<name>/<name>_provider.c) */
 extern const struct rpma_provider rpma_provider_verbs;
 extern const struct rpma_provider rpma_provider_fabric;
+
+/*
+ * ----- provider modules
+ *
+ * A provider built as a module is the file librpma-<name>.so, looked up in
+ * the directories of RPMA_PROVIDER_PATH (':'-separated; ignored in setuid
+ * programs), then in the directory "librpma" next to librpma.so.0 itself,
+ * then in the directory configured at build time ($(pkglibdir)).  It is
+ * loaded the first time selection reaches it and never unloaded.  It
+ * exports one symbol, RPMA_PROVIDER_MODULE_ENTRY, a function of type
+ * rpma_provider_module_fn: given the core's services it stores them, writes
+ * the ABI version it was built for into *abi_version and returns its table.
+ * The core refuses (and logs) a module of another ABI version, a table that
+ * lacks a mandatory op or whose name is not the one the file is named after.
+ * The module reaches the core only through the services (a module linked
+ * with providers/module.c gets the functions declared below and log.h's
+ * rpma_log_emit() as forwarders to them).
+ */
+#define RPMA_PROVIDER_ABI_VERSION  1U
+#define RPMA_PROVIDER_MODULE_ENTRY "rpma_provider_module"
+#define RPMA_PROVIDER_PATH_ENV	   "RPMA_PROVIDER_PATH"
+
+/* what the core offers a module: the functions of the section below, and logging */
+struct rpma_core_services {
+	unsigned abi_version; /* RPMA_PROVIDER_ABI_VERSION of the core */
+	int (*log_enabled)(enum rpma_log_level level);
+	void (*log_emit)(enum rpma_log_level level, const char *file, int line, const char *func,
+			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+	struct rpma_peer *(*ep_peer)(const struct rpma_ep *ep);
+	struct rpma_peer *(*conn_req_peer)(const struct rpma_conn_req *req);
+	struct rpma_peer *(*conn_peer)(const struct rpma_conn *conn);
+	struct rpma_peer *(*srq_peer)(const struct rpma_srq *srq);
+	uint64_t (*peer_caps)(const struct rpma_peer *peer);
+	size_t (*peer_max_msg_size)(const struct rpma_peer *peer);
+	void *(*mr_local_ptr)(const struct rpma_mr_local *mr);
+	size_t (*mr_local_size)(const struct rpma_mr_local *mr);
+	int (*mr_local_usage)(const struct rpma_mr_local *mr);
+	const char *(*conn_event_2str)(enum rpma_conn_event conn_event);
+	/* the module is being unloaded (process exit): give back the devices of prov */
+	void (*module_fini)(const struct rpma_provider *prov);
+};
+
+/* the type of a module's RPMA_PROVIDER_MODULE_ENTRY */
+typedef const struct rpma_provider *rpma_provider_module_fn(const struct rpma_core_services *core,
+							    unsigned *abi_version);
 
 /* ----- services of the core for providers (implemented in core/) */
 

@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* registry.c -- the providers of this build, in the order of automatic selection */
+/* registry.c -- the providers of librpma.so.0: modules, in the order of automatic selection */
 
 #include "config.h"
 
 #include "provider.h"
 
-/* the built-in providers: verbs first, then fabric (NULL-terminated) */
+/* librpma.so.0 links no provider in */
 const struct rpma_provider *const rpma_providers[] = {
-#ifdef RPMA_HAVE_VERBS
-	&rpma_provider_verbs,
-#endif
-#ifdef RPMA_HAVE_FABRIC
-	&rpma_provider_fabric,
-#endif
 	NULL,
 };
+
+/* the modules this build made, as configure listed them ("verbs:fabric") */
+const char *const rpma_provider_modules = RPMA_PROVIDER_AUTO;
