@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* provider.c -- looking up, loading, validating and choosing the providers */
 
-#include "config.h"
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr(), secure_getenv() */
+#endif
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,10 +18,6 @@
 #include "log.h"
 #include "provider_select.h"
 #include "utils.h"
-
-#ifndef RPMA_PROVIDER_ENV_DEFAULTS
-#define RPMA_PROVIDER_ENV_DEFAULTS "" /* set by configure */
-#endif
 
 #ifndef RPMA_MODULE_DIR
 #define RPMA_MODULE_DIR "" /* set by the build: $(pkglibdir) */
@@ -429,19 +427,20 @@ int rpma_provider_forced(const struct rpma_provider **prov)
 	pthread_mutex_lock(&rpma_modules_lock);
 	struct rpma_module *m = rpma_module_add_locked(name, strlen(name));
 	pthread_mutex_unlock(&rpma_modules_lock);
-	if (m != NULL) {
-		const struct rpma_provider *p = rpma_module_get(m, true);
-		if (p != NULL) {
-			*prov = p;
-			return 0;
-		}
-		RPMA_LOG_ERROR("%s=\"%s\": the provider is not usable: %s", RPMA_PROVIDER_ENV, name,
-			       m->why);
-		return RPMA_E_NOSUPP;
+	const struct rpma_provider *p = m ? rpma_module_get(m, true) : NULL;
+	if (p != NULL) {
+		*prov = p;
+		return 0;
 	}
 
 	char names[256];
 	rpma_provider_names(names, sizeof(names));
+	if (m != NULL) {
+		RPMA_LOG_ERROR("%s=\"%s\": the provider is not usable: %s (automatic selection "
+			       "tries: %s)",
+			       RPMA_PROVIDER_ENV, name, m->why, names);
+		return RPMA_E_NOSUPP;
+	}
 	RPMA_LOG_ERROR("%s=\"%s\": no such provider (automatic selection tries: %s)",
 		       RPMA_PROVIDER_ENV, name, names);
 	return RPMA_E_NOSUPP;
@@ -463,35 +462,24 @@ static bool rpma_single_threaded(void)
 	return n == 1;
 }
 
-/*
- * rpma_provider_env_init -- library constructor: the environment defaults the
- * providers of this build declare (configure's RPMA_PROVIDER_ENV_DEFAULTS,
- * "NAME=VALUE;..."), set where unset.  A transport library may read a
- * setting only from the environment, and a module is loaded on first use,
- * when other threads may be reading the environment; so the defaults are set
- * here, when librpma.so.0 itself is loaded, and only while the process has a
- * single thread (a program linked with the library, before main).
- */
-__attribute__((constructor)) static void rpma_provider_env_init(void)
+/* rpma_provider_env_defaults -- set the NAME=VALUE;... of list where unset, if single-threaded */
+void rpma_provider_env_defaults(const char *list)
 {
-	const char *list = RPMA_PROVIDER_ENV_DEFAULTS;
-	if (list[0] == '\0' || !rpma_single_threaded())
+	if (list == NULL || list[0] == '\0' || !rpma_single_threaded())
 		return;
 
 	while (*list != '\0') {
 		size_t len = strcspn(list, ";");
 		const char *eq = memchr(list, '=', len);
-		char name[64];
-		if (eq != NULL && eq > list && (size_t)(eq - list) < sizeof(name)) {
-			memcpy(name, list, (size_t)(eq - list));
-			name[eq - list] = '\0';
-			char value[64];
-			size_t vlen = len - (size_t)(eq - list) - 1;
-			if (vlen < sizeof(value)) {
-				memcpy(value, eq + 1, vlen);
-				value[vlen] = '\0';
-				(void)setenv(name, value, 0);
-			}
+		char name[64], value[64];
+		size_t nlen = eq ? (size_t)(eq - list) : 0;
+		size_t vlen = eq ? len - nlen - 1 : 0;
+		if (eq != NULL && nlen > 0 && nlen < sizeof(name) && vlen < sizeof(value)) {
+			memcpy(name, list, nlen);
+			name[nlen] = '\0';
+			memcpy(value, eq + 1, vlen);
+			value[vlen] = '\0';
+			(void)setenv(name, value, 0);
 		}
 		list += len;
 		if (*list == ';')
