@@ -67,5 +67,29 @@ else
 	echo "(libfabric not hidden: no libfabric.so.1 or no unshare -m here)"
 fi
 
+# 4. an out-of-tree provider loaded from RPMA_PROVIDER_PATH: relay (tests/extprov), over fabric
+relay_path="$(cd "$build/tests/extprov/.libs" && pwd):$(cd "$build/.libs/librpma" && pwd)"
+out=$(RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=$relay_path RPMA_LOG_LEVEL=info "$sel" 127.0.0.1 2>&1)
+echo "relay: $(echo "$out" | grep -E 'loaded|serves|^ok' | sed 's/^.*\*INFO\* //' | tr '\n' '|')"
+echo "$out" | grep -q 'provider relay loaded' || bad "relay: not loaded from RPMA_PROVIDER_PATH"
+[ "$(echo "$out" | tail -1)" = ok ] || bad "relay: the look-up failed"
+out=$(RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=/nonexistent "$sel" 127.0.0.1 2>&1)
+echo "$out" | grep -q 'librpma-relay.so not found' || bad "relay without its directory: '$out'"
+demo=$build/examples/replicate/rpma-replicate
+if [ -x "$demo" ]; then
+	ok=0
+	for attempt in 1 2 3; do
+		port=$((20000 + ($$ * 17 + attempt * 2011) % 20000))
+		if RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=$relay_path timeout -k 5 120 "$demo" demo \
+			--records 200 --size 64 --port "$port" >"${TMPDIR:-/tmp}/modules-demo.$$" 2>&1; then
+			ok=1
+			break
+		fi
+	done
+	tail -1 "${TMPDIR:-/tmp}/modules-demo.$$"
+	rm -f "${TMPDIR:-/tmp}/modules-demo.$$"
+	[ "$ok" -eq 1 ] || bad "the replication demo over relay failed"
+fi
+
 [ "$fail" -eq 0 ] && echo "modules: ok"
 exit "$fail"
