@@ -32,46 +32,11 @@ struct rpma_mandatory_op {
 	const char *name;
 };
 
-#define RPMA_MANDATORY(op)                                  \
-	{                                                   \
-		offsetof(struct rpma_provider_ops, op), #op \
-	}
+#define RPMA_MANDATORY(op) {offsetof(struct rpma_provider_ops, op), #op},
 
-/* every op but device_put, device_is_odp_capable, mr_advise and flush */
+/* provider.h's list of mandatory ops, the only one */
 static const struct rpma_mandatory_op rpma_mandatory_ops[] = {
-	RPMA_MANDATORY(device_get),
-	RPMA_MANDATORY(peer_init),
-	RPMA_MANDATORY(peer_fini),
-	RPMA_MANDATORY(mr_reg),
-	RPMA_MANDATORY(mr_dereg),
-	RPMA_MANDATORY(ep_listen),
-	RPMA_MANDATORY(ep_shutdown),
-	RPMA_MANDATORY(ep_get_fd),
-	RPMA_MANDATORY(ep_next_conn_req),
-	RPMA_MANDATORY(conn_req_new),
-	RPMA_MANDATORY(conn_req_delete),
-	RPMA_MANDATORY(conn_req_connect),
-	RPMA_MANDATORY(conn_req_recv),
-	RPMA_MANDATORY(conn_get_event_fd),
-	RPMA_MANDATORY(conn_next_event),
-	RPMA_MANDATORY(conn_disconnect),
-	RPMA_MANDATORY(conn_delete),
-	RPMA_MANDATORY(conn_get_qp_num),
-	RPMA_MANDATORY(conn_get_compl_fd),
-	RPMA_MANDATORY(conn_wait),
-	RPMA_MANDATORY(read),
-	RPMA_MANDATORY(write),
-	RPMA_MANDATORY(write_imm),
-	RPMA_MANDATORY(atomic_write),
-	RPMA_MANDATORY(send),
-	RPMA_MANDATORY(recv),
-	RPMA_MANDATORY(cq_get_fd),
-	RPMA_MANDATORY(cq_wait),
-	RPMA_MANDATORY(cq_poll),
-	RPMA_MANDATORY(srq_new),
-	RPMA_MANDATORY(srq_delete),
-	RPMA_MANDATORY(srq_recv),
-};
+	RPMA_PROVIDER_MANDATORY_OPS(RPMA_MANDATORY)};
 
 /* the usable linked-in providers, in registry order, found once */
 static const struct rpma_provider *rpma_usable[RPMA_PROVIDERS_MAX];

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,14 @@ const struct rpma_provider *rpma_provider_module(const struct rpma_core_services
 	 * is gone, so the devices stay with the process
 	 */
 	relay_ops.device_put = NULL;
+	/* RPMA_RELAY_DROP=op: leave that mandatory op out (the core must refuse the table) */
+	const char *drop = getenv("RPMA_RELAY_DROP");
+#define RELAY_DROP(op)                                                                 \
+	if (drop != NULL && strcmp(drop, #op) == 0)                                    \
+		memset((char *)&relay_ops + offsetof(struct rpma_provider_ops, op), 0, \
+		       sizeof(relay_ops.op));
+	RPMA_PROVIDER_MANDATORY_OPS(RELAY_DROP)
+#undef RELAY_DROP
 	relay_provider = *next;
 	relay_provider.name = "relay";
 	relay_provider.description = "a test provider handing every op to another module";

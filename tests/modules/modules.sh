@@ -73,6 +73,12 @@ out=$(RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=$relay_path RPMA_LOG_LEVEL=info "$s
 echo "relay: $(echo "$out" | grep -E 'loaded|serves|^ok' | sed 's/^.*\*INFO\* //' | tr '\n' '|')"
 echo "$out" | grep -q 'provider relay loaded' || bad "relay: not loaded from RPMA_PROVIDER_PATH"
 [ "$(echo "$out" | tail -1)" = ok ] || bad "relay: the look-up failed"
+for op in device_get conn_next_event cq_poll srq_recv; do
+	out=$(RPMA_PROVIDER=relay RPMA_RELAY_DROP=$op RPMA_PROVIDER_PATH=$relay_path "$sel" 127.0.0.1 2>&1)
+	echo "$out" | grep -q "lacks the mandatory op $op" && [ "$(echo "$out" | tail -1)" = "Not supported" ] ||
+		bad "relay without $op: not refused: $out"
+done
+echo "relay without a mandatory op: refused (device_get, conn_next_event, cq_poll, srq_recv)"
 out=$(RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=/nonexistent "$sel" 127.0.0.1 2>&1)
 echo "$out" | grep -q 'librpma-relay.so not found' || bad "relay without its directory: '$out'"
 demo=$build/examples/replicate/rpma-replicate
