@@ -8,7 +8,8 @@
 # library: Debian's, this build's (.libs) and any LABEL=LIBDIR given (e.g. an
 # older build's .libs), once without any transport call and once with a
 # device look-up of 127.0.0.1 under RPMA_PROVIDER=verbs, fabric and unset.
-# Prints the mean and the fastest wall time per run in milliseconds.
+# Prints the mean and the fastest wall time per run in milliseconds.  STARTUP_ADDR
+# replaces 127.0.0.1 (the Soft-RoCE guest: 192.0.2.1).
 set -euo pipefail
 src=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${top_builddir:-.}
@@ -54,7 +55,7 @@ for entry in "${libs[@]}"; do
 	read -r mean min < <(measure "$dir" "" )
 	printf '%-10s %-22s %10s %10s\n' "$label" "none" "$mean" "$min"
 	for prov in verbs fabric ""; do
-		read -r mean min < <(measure "$dir" "$prov" ctx 127.0.0.1)
+		read -r mean min < <(measure "$dir" "$prov" ctx "${STARTUP_ADDR:-127.0.0.1}")
 		printf '%-10s %-22s %10s %10s\n' "$label" "ctx ${prov:-auto}" "$mean" "$min"
 	done
 done
