@@ -217,7 +217,7 @@ static void *rpma_module_dlopen(const char *path)
 /* rpma_module_open -- dlopen() file in the first directory holding it; NULL with m->why set */
 static void *rpma_module_open(struct rpma_module *m, const char *file)
 {
-	char own[PATH_MAX];
+	char own[PATH_MAX] = "";
 	const char *env = secure_getenv(RPMA_PROVIDER_PATH_ENV);
 	const char *dirs[3] = {env ? env : "", rpma_module_own_dir(own, sizeof(own)) ? own : "",
 			       RPMA_MODULE_DIR};
