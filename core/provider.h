@@ -28,6 +28,23 @@
  *   RPMA_E_NOSUPP.
  * - Nothing in core/ includes a transport header or compares provider names:
  *   differences are expressed as RPMA_PROV_CAP_* bits.
+ *
+ * Concurrency (what the core lets run at the same time; librpma(7) THREAD
+ * SAFETY is the public side of it, tests/threads exercises it):
+ * - Ops on different objects may run concurrently, also on objects of one
+ *   peer (mr_reg, ep_listen, conn_req_new... from many threads): state
+ *   shared per peer or device is the provider's to protect.
+ * - One connection has three sides that may each run in a thread of its own
+ *   at the same time: posting (read, write, write_imm, atomic_write, flush,
+ *   send, recv), each of its CQs (cq_poll, cq_wait, conn_wait; the main CQ
+ *   and the receive CQ may be polled by two threads) and its events
+ *   (conn_next_event).  Every other op on a connection (conn_disconnect,
+ *   conn_delete, conn_get_*) and every op on an endpoint, a connection
+ *   request or an SRQ's set-up and teardown runs with the object to itself
+ *   (srq_recv is a posting op and may run alongside the SRQ's CQ).
+ * - A provider's own threads (progress engines) may touch an object only
+ *   under the provider's locks, and are gone when the op tearing the object
+ *   down returns.
  */
 
 #ifndef RPMA_PROVIDER_H
@@ -55,6 +72,10 @@
 #define RPMA_PROV_CAP_NATIVE_FLUSH (1ULL << 1)
 /* ops->atomic_write is single-copy atomic at the target (not just an ordered 8-byte write) */
 #define RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE (1ULL << 2)
+/*
+ * The two bits below are not read by the core: they describe the transport to
+ * rpma-info and to the tests (ODP answers come from ops->device_is_odp_capable)
+ */
 /* the device supports on-demand paging */
 #define RPMA_PROV_CAP_ODP (1ULL << 3)
 /* write-with-immediate consumes a receive posted on the target (as on verbs) */
@@ -92,13 +113,15 @@ struct rpma_provider_ops {
 	 * An address this provider cannot serve: RPMA_E_PROVIDER (or NOSUPP).
 	 */
 	int (*device_get)(const char *addr, enum rpma_util_ibv_context_type type, void **dev);
-	void (*device_put)(void *dev); /* optional */
-	/* optional: NULL means "not ODP capable" */
+	/* device_put -- optional: give back a device of device_get (never with IBV_CONTEXT) */
+	void (*device_put)(void *dev);
+	/* device_is_odp_capable -- optional (NULL: "not ODP capable"): on-demand paging on dev */
 	int (*device_is_odp_capable)(void *dev, int *is_odp_capable);
 
 	/* ----- peer */
 	/* peer_init -- open the transport on dev; *caps gets device-dependent RPMA_PROV_CAP_* bits */
 	int (*peer_init)(struct rpma_peer *peer, void *dev, uint64_t *caps);
+	/* peer_fini -- close what peer_init opened (every object of the peer is gone by then) */
 	int (*peer_fini)(struct rpma_peer *peer);
 	/*
 	 * peer_max_msg_size -- optional, asked once after peer_init: the largest
@@ -120,15 +143,19 @@ struct rpma_provider_ops {
 	 */
 	int (*mr_reg)(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size,
 		      int usage, uint64_t *raddr, uint64_t *rkey);
+	/* mr_dereg -- release the registration (no operation of the region is outstanding) */
 	int (*mr_dereg)(struct rpma_mr_local *mr);
-	/* optional */
+	/* mr_advise -- optional (NULL: RPMA_E_NOSUPP): prefetch advice on a range of the region */
 	int (*mr_advise)(struct rpma_mr_local *mr, size_t offset, size_t len, int advice,
 			 uint32_t flags);
 
 	/* ----- endpoint (passive side) */
+	/* ep_listen -- listen on addr:port (both validated strings) for connection requests */
 	int (*ep_listen)(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr,
 			 const char *port);
+	/* ep_shutdown -- stop listening and release the endpoint's transport */
 	int (*ep_shutdown)(struct rpma_ep *ep);
+	/* ep_get_fd -- a descriptor that polls readable when a connection request waits */
 	int (*ep_get_fd)(const struct rpma_ep *ep, int *fd);
 	/*
 	 * ep_next_conn_req -- take the next connection request and build its
@@ -158,10 +185,12 @@ struct rpma_provider_ops {
 	 */
 	int (*conn_req_connect)(struct rpma_conn_req *req, struct rpma_conn *conn,
 				const struct rpma_conn_private_data *pdata);
+	/* conn_req_recv -- post a receive before the connection exists (as recv) */
 	int (*conn_req_recv)(struct rpma_conn_req *req, const struct rpma_mr_local *dst,
 			     size_t offset, size_t len, const void *op_context);
 
 	/* ----- connection */
+	/* conn_get_event_fd -- a descriptor that polls readable when a connection event waits */
 	int (*conn_get_event_fd)(const struct rpma_conn *conn, int *fd);
 	/*
 	 * conn_next_event -- the next connection event (blocking unless the fd
@@ -171,19 +200,23 @@ struct rpma_provider_ops {
 	 */
 	int (*conn_next_event)(struct rpma_conn *conn, enum rpma_conn_event *event,
 			       struct rpma_conn_private_data *pdata);
+	/* conn_disconnect -- start the disconnection; RPMA_CONN_CLOSED follows as an event */
 	int (*conn_disconnect)(struct rpma_conn *conn);
 	/* conn_delete -- release the queue pair, its CQs' transport state, channels, ids */
 	int (*conn_delete)(struct rpma_conn *conn);
+	/* conn_get_qp_num -- a number identifying the connection (the QP number on verbs) */
 	int (*conn_get_qp_num)(const struct rpma_conn *conn, uint32_t *qp_num);
-	/* only called for connections built with setup->shared_channel */
+	/* conn_get_compl_fd -- the shared channel's descriptor (setup->shared_channel only) */
 	int (*conn_get_compl_fd)(const struct rpma_conn *conn, int *fd);
 	/* conn_wait -- wait on the shared channel, re-arm; *is_rcq tells which CQ fired */
 	int (*conn_wait)(struct rpma_conn *conn, bool *is_rcq);
 
 	/* ----- data path: raddr already includes the remote offset */
 	/* zero-length forms: dst/src NULL, offsets, len, raddr and rkey 0 */
+	/* read -- read len bytes at raddr into dst at dst_offset */
 	int (*read)(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 		    uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
+	/* write -- write len bytes of src at src_offset to raddr */
 	int (*write)(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t src_offset,
 		     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);
 	/* write_imm -- a write that also delivers imm (host order) to the peer's receive */
@@ -198,11 +231,17 @@ struct rpma_provider_ops {
 	 */
 	int (*atomic_write)(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey,
 			    const char src[8], int flags, const void *op_context);
-	/* optional; used instead of the APM read when the peer has RPMA_PROV_CAP_NATIVE_FLUSH */
+	/*
+	 * flush -- optional (mandatory with RPMA_PROV_CAP_NATIVE_FLUSH), used
+	 * instead of the APM read when the peer has RPMA_PROV_CAP_NATIVE_FLUSH:
+	 * make [raddr, raddr + len) visible or persistent at the target
+	 */
 	int (*flush)(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 		     enum rpma_flush_type type, int flags, const void *op_context);
+	/* send -- send len bytes of src at offset (with imm when with_imm) to the peer's receive */
 	int (*send)(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
 		    size_t len, int flags, bool with_imm, uint32_t imm, const void *op_context);
+	/* recv -- post a receive of up to len bytes into dst at offset */
 	int (*recv)(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t offset,
 		    size_t len, const void *op_context);
 	/*
@@ -211,6 +250,7 @@ struct rpma_provider_ops {
 	 */
 
 	/* ----- completion queues */
+	/* cq_get_fd -- a descriptor that polls readable when the CQ is signalled */
 	int (*cq_get_fd)(const struct rpma_cq *cq, int *fd);
 	/* cq_wait -- block until the CQ is signalled, acknowledge, re-arm (not shared-channel CQs) */
 	int (*cq_wait)(struct rpma_cq *cq);
@@ -224,10 +264,55 @@ struct rpma_provider_ops {
 	/* srq_new -- rcq (NULL when rcq_size is 0) is the SRQ's own receive CQ to initialise */
 	int (*srq_new)(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size,
 		       struct rpma_cq *rcq, uint32_t rcq_size);
+	/* srq_delete -- release the SRQ and its own receive CQ's transport state */
 	int (*srq_delete)(struct rpma_srq *srq);
+	/* srq_recv -- post a receive to the SRQ (as recv) */
 	int (*srq_recv)(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t offset,
 			size_t len, const void *op_context);
 };
+
+/*
+ * RPMA_PROVIDER_MANDATORY_OPS -- every op a provider must set (all but
+ * device_put, device_is_odp_capable, peer_max_msg_size, mr_advise and flush):
+ * the one list the core checks a table against when it looks the provider up
+ * (core/provider.c); a name that is not a member of struct rpma_provider_ops
+ * does not compile.  X(op) is applied to each.
+ */
+/* clang-format off */
+#define RPMA_PROVIDER_MANDATORY_OPS(X) \
+	X(device_get) \
+	X(peer_init) \
+	X(peer_fini) \
+	X(mr_reg) \
+	X(mr_dereg) \
+	X(ep_listen) \
+	X(ep_shutdown) \
+	X(ep_get_fd) \
+	X(ep_next_conn_req) \
+	X(conn_req_new) \
+	X(conn_req_delete) \
+	X(conn_req_connect) \
+	X(conn_req_recv) \
+	X(conn_get_event_fd) \
+	X(conn_next_event) \
+	X(conn_disconnect) \
+	X(conn_delete) \
+	X(conn_get_qp_num) \
+	X(conn_get_compl_fd) \
+	X(conn_wait) \
+	X(read) \
+	X(write) \
+	X(write_imm) \
+	X(atomic_write) \
+	X(send) \
+	X(recv) \
+	X(cq_get_fd) \
+	X(cq_wait) \
+	X(cq_poll) \
+	X(srq_new) \
+	X(srq_delete) \
+	X(srq_recv)
+/* clang-format on */
 
 struct rpma_provider {
 	const char *name;	 /* "verbs", "fabric": the value of RPMA_PROVIDER */
@@ -243,12 +328,66 @@ struct rpma_provider {
 	const struct rpma_provider_ops *ops;
 };
 
-/* the built-in providers, in the order of automatic selection (NULL-terminated) */
+/*
+ * The registry (core/registry.c for librpma.so.0; programs that link
+ * providers in, such as rpma-info and the tests, bring their own):
+ * rpma_providers[] lists the tables linked into the program, in the order of
+ * automatic selection (NULL-terminated); rpma_provider_modules names the
+ * provider modules automatic selection tries after them, in order,
+ * separated by ':' (NULL or "": none).  RPMA_PROVIDER=name also finds a
+ * module that the list does not name.
+ */
 extern const struct rpma_provider *const rpma_providers[];
+extern const char *const rpma_provider_modules;
 
 /* the providers' own tables (providers/<name>/<name>_provider.c) */
 extern const struct rpma_provider rpma_provider_verbs;
 extern const struct rpma_provider rpma_provider_fabric;
+
+/*
+ * ----- provider modules
+ *
+ * A provider built as a module is the file librpma-<name>.so, looked up in
+ * the directories of RPMA_PROVIDER_PATH (':'-separated; ignored in setuid
+ * programs), then in the directory "librpma" next to librpma.so.0 itself,
+ * then in the directory configured at build time ($(pkglibdir)).  It is
+ * loaded the first time selection reaches it and never unloaded.  It
+ * exports one symbol, RPMA_PROVIDER_MODULE_ENTRY, a function of type
+ * rpma_provider_module_fn: given the core's services it stores them, writes
+ * the ABI version it was built for into *abi_version and returns its table.
+ * The core refuses (and logs) a module of another ABI version, a table that
+ * lacks a mandatory op or whose name is not the one the file is named after.
+ * The module reaches the core only through the services (a module linked
+ * with providers/module.c gets the functions declared below and log.h's
+ * rpma_log_emit() as forwarders to them).
+ */
+#define RPMA_PROVIDER_ABI_VERSION  1U
+#define RPMA_PROVIDER_MODULE_ENTRY "rpma_provider_module"
+#define RPMA_PROVIDER_PATH_ENV	   "RPMA_PROVIDER_PATH"
+
+/* what the core offers a module: the functions of the section below, and logging */
+struct rpma_core_services {
+	unsigned abi_version; /* RPMA_PROVIDER_ABI_VERSION of the core */
+	int (*log_enabled)(enum rpma_log_level level);
+	void (*log_emit)(enum rpma_log_level level, const char *file, int line, const char *func,
+			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+	struct rpma_peer *(*ep_peer)(const struct rpma_ep *ep);
+	struct rpma_peer *(*conn_req_peer)(const struct rpma_conn_req *req);
+	struct rpma_peer *(*conn_peer)(const struct rpma_conn *conn);
+	struct rpma_peer *(*srq_peer)(const struct rpma_srq *srq);
+	uint64_t (*peer_caps)(const struct rpma_peer *peer);
+	size_t (*peer_max_msg_size)(const struct rpma_peer *peer);
+	void *(*mr_local_ptr)(const struct rpma_mr_local *mr);
+	size_t (*mr_local_size)(const struct rpma_mr_local *mr);
+	int (*mr_local_usage)(const struct rpma_mr_local *mr);
+	const char *(*conn_event_2str)(enum rpma_conn_event conn_event);
+	/* the module is being unloaded (process exit): give back the devices of prov */
+	void (*module_fini)(const struct rpma_provider *prov);
+};
+
+/* the type of a module's RPMA_PROVIDER_MODULE_ENTRY */
+typedef const struct rpma_provider *rpma_provider_module_fn(const struct rpma_core_services *core,
+							    unsigned *abi_version);
 
 /* ----- services of the core for providers (implemented in core/) */
 

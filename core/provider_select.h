@@ -32,4 +32,11 @@ void rpma_provider_names(char *buf, size_t size);
 /* rpma_provider_usable -- is prov one of the usable built providers? */
 bool rpma_provider_usable(const struct rpma_provider *prov);
 
+/*
+ * rpma_provider_env_defaults -- set the environment defaults of list
+ * ("NAME=VALUE;...") where unset, only while the process has a single thread
+ * (setenv() is unsafe while other threads may read the environment)
+ */
+void rpma_provider_env_defaults(const char *list);
+
 #endif /* RPMA_PROVIDER_SELECT_H */

@@ -71,21 +71,41 @@ static int rpma_handle_get(const struct rpma_provider *prov, void *dev,
 	return 0;
 }
 
+/*
+ * rpma_utils_devices_release -- give back every device of prov (NULL: of
+ * every provider) and free their handles
+ */
+void rpma_utils_devices_release(const struct rpma_provider *prov)
+{
+	struct rpma_dev_handle *gone = NULL;
+
+	pthread_mutex_lock(&rpma_handles_lock);
+	struct rpma_dev_handle **link = &rpma_handles;
+	while (*link != NULL) {
+		struct rpma_dev_handle *h = *link;
+		if (prov == NULL || h->prov == prov) {
+			*link = h->next;
+			h->next = gone;
+			gone = h;
+		} else {
+			link = &h->next;
+		}
+	}
+	pthread_mutex_unlock(&rpma_handles_lock);
+
+	while (gone != NULL) {
+		struct rpma_dev_handle *next = gone->next;
+		if (gone->prov->ops->device_put)
+			gone->prov->ops->device_put(gone->dev);
+		rpma_free(gone);
+		gone = next;
+	}
+}
+
 /* rpma_handles_release -- library destructor: give every device back and free the handles */
 __attribute__((destructor)) static void rpma_handles_release(void)
 {
-	pthread_mutex_lock(&rpma_handles_lock);
-	struct rpma_dev_handle *h = rpma_handles;
-	rpma_handles = NULL;
-	pthread_mutex_unlock(&rpma_handles_lock);
-
-	while (h != NULL) {
-		struct rpma_dev_handle *next = h->next;
-		if (h->prov->ops->device_put)
-			h->prov->ops->device_put(h->dev);
-		rpma_free(h);
-		h = next;
-	}
+	rpma_utils_devices_release(NULL);
 }
 
 /* rpma_utils_device_resolve -- which provider serves ibv_ctx, and the provider's device */

@@ -17,4 +17,11 @@
 int rpma_utils_device_resolve(struct ibv_context *ibv_ctx, const struct rpma_provider **prov,
 			      void **dev);
 
+/*
+ * rpma_utils_devices_release -- give back every device of prov (NULL: of
+ * every provider) and free their handles (a provider module's unloading,
+ * the library's destructor)
+ */
+void rpma_utils_devices_release(const struct rpma_provider *prov);
+
 #endif /* RPMA_UTILS_H */

@@ -103,6 +103,9 @@ const struct rpma_provider *const rpma_providers[] = {
 	NULL,
 };
 
+/* the providers are linked in: no module is loaded */
+const char *const rpma_provider_modules = NULL;
+
 /* ---------------------------------------------------------- failure points */
 
 static pthread_t fw_main;   /* the thread whose calls count */

@@ -11,3 +11,6 @@ const struct rpma_provider *const rpma_providers[] = {
 	&fake_provider_fabric,
 	NULL,
 };
+
+/* the unit tests load no provider module */
+const char *const rpma_provider_modules = NULL;
