@@ -47,6 +47,9 @@ const struct rpma_provider *const rpma_providers[] = {
 	NULL,
 };
 
+/* no module is loaded: the program links the provider it tests */
+const char *const rpma_provider_modules = NULL;
+
 /* ------------------------------------------------ allocation failure injection */
 
 static atomic_bool nm_fail;	/* every malloc of the provider fails */
