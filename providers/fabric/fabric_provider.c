@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_provider.c -- the libfabric provider's table, devices and error translation */
 
-#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,31 +99,18 @@ static struct fab_dev *fab_dev_find_locked(const char *addr, int type)
 }
 
 /*
- * fab_env_init -- at load time, before libfabric reads its settings: no
- * memory registration cache unless the user asks for one.  libfabric's verbs
- * provider caches registrations and registers every cached region for local
- * write and remote read, write and atomics, whatever access was asked for,
- * and hands out one key for two registrations of the same memory; librpma
- * promises that a region is reachable only as its usage says, and that every
- * registration has a key of its own.  libfabric reads the setting only from
- * the environment (it has no call that sets it), and setenv() is safe only
- * while no other thread may read the environment: so the variable is set
- * from this constructor, and only when the process has a single thread (a
- * program linked with the library, before main; not a dlopen() from a
- * threaded program).  Later, nothing touches the environment: the first
- * lookup of a device served by libfabric's verbs warns instead
- * (fab_env_check).
+ * Memory registration cache: libfabric's verbs provider caches registrations
+ * and registers every cached region for local write and remote read, write
+ * and atomics, whatever access was asked for, and hands out one key for two
+ * registrations of the same memory; librpma promises that a region is
+ * reachable only as its usage says, and that every registration has a key of
+ * its own.  libfabric reads the setting only from the environment, and
+ * setenv() is safe only while no other thread may read it: librpma.so.0's
+ * constructor sets FI_MR_CACHE_MAX_COUNT=0 where unset when the process has
+ * a single thread (configure's RPMA_PROVIDER_ENV_DEFAULTS, core/registry.c).
+ * When it could not, the first lookup of a device served by libfabric's
+ * verbs warns (fab_env_check).
  */
-static bool fab_single_threaded(void);
-
-__attribute__((constructor)) static void fab_env_init(void)
-{
-	if (getenv("FI_MR_CACHE_MAX_COUNT") != NULL)
-		return;
-	if (!fab_single_threaded())
-		return;
-	(void)setenv("FI_MR_CACHE_MAX_COUNT", "0", 0);
-}
 
 /* fab_env_check -- warn once when libfabric's verbs runs with its registration cache */
 static void fab_env_check(const char *prov_name)
@@ -147,21 +133,6 @@ static void fab_env_check(const char *prov_name)
 				"FI_MR_CACHE_MAX_COUNT=0 to turn it off");
 }
 
-/* fab_single_threaded -- does the process have one thread (false when unknown)? */
-static bool fab_single_threaded(void)
-{
-	DIR *dir = opendir("/proc/self/task");
-	if (dir == NULL)
-		return false;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(dir)) != NULL) {
-		if (e->d_name[0] != '.')
-			n++;
-	}
-	closedir(dir);
-	return n == 1;
-}
 /* fab_ep_type_name -- a short name of an endpoint type for log messages */
 static const char *fab_ep_type_name(enum fi_ep_type t)
 {
