@@ -62,7 +62,8 @@ if [ "${1:-}" = --inside ]; then
 	progs=$(cd ../src && ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
 	progs="$progs tests/integration/test_integration tests/threads/test_threads"
 	progs="$progs tests/faultwalk/faultwalk tests/churn/churn"
-	progs="$progs tests/security/forge_desc tests/security/crafted_connreq tests/security/bad_accept"
+	# programs that tests/security/run.sh runs (built, not tests of their own)
+	helpers="tests/security/forge_desc tests/security/crafted_connreq tests/security/bad_accept"
 	examples=$(sed -n 's/^[[:space:]]*\(examples\/tests\/[a-z0-9-]*\.example\).*/\1/p' \
 		../src/examples/Makefile.inc | tr '\n' ' ')
 	[ -n "$examples" ] || {
@@ -70,7 +71,7 @@ if [ "${1:-}" = --inside ]; then
 		exit 5
 	}
 	# shellcheck disable=SC2086
-	make -j"${TRIXIE_JOBS:-2}" $progs >>make.log 2>&1 &&
+	make -j"${TRIXIE_JOBS:-2}" $progs $helpers >>make.log 2>&1 &&
 		make -j"${TRIXIE_JOBS:-2}" check TESTS= >>make.log 2>&1 || {
 		tail -40 make.log
 		exit 4
