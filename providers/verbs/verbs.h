@@ -53,6 +53,7 @@ struct vrb_peer {
 	bool native_flush;	  /* IBV_WR_FLUSH usable (both types) */
 	bool iwarp;		  /* reads are performed as writes by the target */
 	bool inline_writes;	  /* small ordinary writes go inline (RPMA_VERBS_INLINE) */
+	bool flush_unannounced;	  /* native flushes to every region (RPMA_VERBS_NATIVE_FLUSH=1) */
 };
 
 /* a local memory region */

@@ -135,7 +135,11 @@ int vrb_cq_wait(struct rpma_cq *cq)
 	return 0;
 }
 
-/* vrb_cq_poll -- ibv_poll_cq as it is */
+/*
+ * vrb_cq_poll -- ibv_poll_cq, with the opcodes of the librpma 1.2 API: a
+ * native atomic write completes as IBV_WC_RDMA_WRITE and a native flush as
+ * IBV_WC_RDMA_READ, as their emulations do (rpma_atomic_write(3), rpma_verbs(7))
+ */
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	int n = ibv_poll_cq(vrb_cq(cq)->cq, num_entries, wc);
@@ -143,6 +147,18 @@ int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
 		return RPMA_E_PROVIDER;
 	}
+#if defined(VERBS_NATIVE_ATOMIC_WRITE) || defined(VERBS_NATIVE_FLUSH)
+	for (int i = 0; i < n; i++) {
+#ifdef VERBS_NATIVE_ATOMIC_WRITE
+		if (wc[i].opcode == IBV_WC_ATOMIC_WRITE)
+			wc[i].opcode = IBV_WC_RDMA_WRITE;
+#endif
+#ifdef VERBS_NATIVE_FLUSH
+		if (wc[i].opcode == IBV_WC_FLUSH)
+			wc[i].opcode = IBV_WC_RDMA_READ;
+#endif
+	}
+#endif
 	return n;
 }
 

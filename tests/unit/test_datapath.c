@@ -352,10 +352,10 @@ enum flush_expect { EXPECT_NOSUPP, EXPECT_APM, EXPECT_NATIVE };
 
 /* flush_case -- run one cell of the table on the current connection */
 static void flush_case(enum rpma_flush_type type, bool dw2pmem, int flush_bits, bool native,
-		       enum flush_expect expect)
+		       int announce, enum flush_expect expect)
 {
 	struct rpma_mr_remote *dst = unit_remote(UNIT_RADDR, REMOTE_SIZE, UNIT_RKEY,
-						 RPMA_MR_USAGE_WRITE_DST | flush_bits);
+						 RPMA_MR_USAGE_WRITE_DST | flush_bits | announce);
 	unit_conn_dw2pmem(conn, dw2pmem);
 	int reads = fake_call_count(FAKE_OP_READ);
 	int flushes = fake_call_count(FAKE_OP_FLUSH);
@@ -397,28 +397,36 @@ static void flush_case(enum rpma_flush_type type, bool dw2pmem, int flush_bits, 
 	cr_assert_eq(rpma_mr_remote_delete(&dst), 0);
 }
 
-/* flush_table -- every cell, for a connection with or without native flush */
-static void flush_table(bool native)
+/*
+ * flush_table -- every cell, for a connection with or without native flush,
+ * toward regions whose descriptor has the announce bits (SEND | RECV: native
+ * flush accepted) or not; expect_native: the flushes allowed go native
+ */
+static void flush_table(bool native, int announce, bool expect_native)
 {
 	const int P = RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	const int V = RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-	const enum flush_expect ok = native ? EXPECT_NATIVE : EXPECT_APM;
+	const enum flush_expect ok = expect_native ? EXPECT_NATIVE : EXPECT_APM;
 	const int bits[] = {0, P, V, P | V};
 	for (int dw = 0; dw <= 1; dw++) {
 		for (size_t b = 0; b < 4; b++) {
 			enum flush_expect pers = (dw && (bits[b] & P)) ? ok : EXPECT_NOSUPP;
 			enum flush_expect vis = (bits[b] & V) ? ok : EXPECT_NOSUPP;
-			flush_case(RPMA_FLUSH_TYPE_PERSISTENT, dw, bits[b], native, pers);
-			flush_case(RPMA_FLUSH_TYPE_VISIBILITY, dw, bits[b], native, vis);
+			flush_case(RPMA_FLUSH_TYPE_PERSISTENT, dw, bits[b], native, announce, pers);
+			flush_case(RPMA_FLUSH_TYPE_VISIBILITY, dw, bits[b], native, announce, vis);
 		}
 	}
 }
 
 DP_SUITE(flush);
 
+#define ANNOUNCE (RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV)
+
 Test(flush, gating_table_apm)
 {
-	flush_table(false);
+	flush_table(false, 0, false);
+	/* an announcing region changes nothing without native flush */
+	flush_table(false, ANNOUNCE, false);
 }
 
 Test(flush, persistent_needs_remote_peer_cfg)
@@ -525,7 +533,30 @@ TestSuite(flush_native, .init = native_init, .fini = dp_fini);
 
 Test(flush_native, gating_table_native)
 {
-	flush_table(true);
+	flush_table(true, ANNOUNCE, true);
+}
+
+/* a region that does not announce native flush access (e.g. a 1.2 target's) gets APM */
+Test(flush_native, unannounced_region_gets_apm)
+{
+	flush_table(true, 0, false);
+	/* one of the two bits is not the announcement */
+	flush_table(true, RPMA_MR_USAGE_SEND, false);
+	flush_table(true, RPMA_MR_USAGE_RECV, false);
+}
+
+/* RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED: native toward every region (upstream 1.3's rule) */
+static void native_any_init(void)
+{
+	dp_setup(FAKE_PROV_VERBS,
+		 RPMA_PROV_CAP_NATIVE_FLUSH | RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED);
+}
+
+TestSuite(flush_native_any, .init = native_any_init, .fini = dp_fini);
+
+Test(flush_native_any, unannounced_region_goes_native)
+{
+	flush_table(true, 0, true);
 }
 
 Test(flush_native, provider_fails)
