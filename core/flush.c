@@ -130,16 +130,17 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	 * native only when the target said its region takes it: a native flush
 	 * the region's access rights refuse breaks the connection
 	 */
+	bool announced = dst->native_flush && atomic_load(&conn->remote_announces);
 	if ((conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH) &&
-	    (dst->native_flush || (conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED))) {
+	    (announced || (conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED))) {
 		if (ops->flush == NULL) {
 			RPMA_LOG_ERROR("the provider has no native flush");
 			return RPMA_E_NOSUPP;
 		}
 		RPMA_LOG_DEBUG("flush to %s of %zu bytes at 0x%" PRIx64 ": native FLUSH (%s)",
 			       tname, len, raddr,
-			       dst->native_flush ? "the region announced it"
-						 : "forced toward unannounced regions");
+			       announced ? "the region announced it"
+					 : "forced toward unannounced regions");
 		return ops->flush(conn, raddr, rkey, len, type, flags, op_context);
 	}
 
@@ -165,7 +166,8 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		       tname, len, apm_len, raddr,
 		       !(conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH)
 			       ? "no native flush on this connection"
-			       : "the region did not announce native flush access");
+			       : "the region did not announce native flush access, or the peer "
+				 "configuration applied is not from one of our targets");
 
 	if (apm_len == 0) /* an empty remote region: the zero-byte read still orders */
 		return ops->read(conn, NULL, 0, 0, 0, 0, flags, op_context);

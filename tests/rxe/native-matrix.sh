@@ -7,8 +7,9 @@
 # Checks, each counted as one test ("PASS:"/"FAIL:"/"KNOWN:" lines, a sum at the end):
 #   - rpma-info reports native flush and native atomic write on the device;
 #   - ours-ours over the interop programs with RPMA_LOG_LEVEL=debug: the debug
-#     lines say native FLUSH for a device-DAX region, the APM read for a DRAM
-#     region (no native persistent flush access: not announced), native
+#     lines say native FLUSH for a device-DAX region of a server declaring
+#     direct write to PMem, the APM read for a DRAM region (no native
+#     persistent flush access: not announced) or without the declaration, native
 #     ATOMIC_WRITE; with RPMA_VERBS_NATIVE_FLUSH=0 the APM read and the fenced
 #     write.  A run that silently takes another path fails;
 #   - ours with upstream 1.3 and 1.2, both directions, both flush types, DRAM and
@@ -76,7 +77,9 @@ for region in dram dax; do
 			want_fl="APM read" want_aw="fenced inline RDMA WRITE"
 			if [ $knob = auto ]; then
 				want_aw="native ATOMIC_WRITE"
-				[ $region = dax ] && want_fl="native FLUSH"
+				# announced: a region on pmem, from a target that declared
+				# direct write to PMem (its peer configuration byte 0x81)
+				[ $region = dax ] && [ $mode = persistent ] && want_fl="native FLUSH"
 			fi
 			if [ $RC -eq 0 ] && grep -q "$want_fl" "$c" && ! grep -v "$want_fl" <<<"$(grep -o 'native FLUSH\|APM read' "$c")" | grep -q . &&
 				grep -q "$want_aw" "$c"; then

@@ -635,8 +635,12 @@ pmem_note=
 msg "stack $STACK${SYSROOT:+ (root $SYSROOT)}$pmem_note, kernel $KVER ($BOOT_HOW), ${MEM} MiB, $SMP vCPUs, accel $ACCEL," \
 	"timeout ${TIMEOUT}s, prepared in $(elapsed)s"
 shown=()
-for s in "${shares[@]}"; do shown+=("${s%|*} (${s##*|})"); done
-msg "shared at the same path: ${shown[*]:-nothing}; work directory $W"
+for s in "${shares[@]}"; do
+	p=${s%|*}
+	[[ $p == "$CWD" && $GCWD != "$CWD" ]] && p="$p as $GCWD"
+	shown+=("$p (${s##*|})")
+done
+msg "shared: ${shown[*]:-nothing}; work directory $W"
 
 mkfifo "$W/console.fifo"
 : >"$R/output.log"
