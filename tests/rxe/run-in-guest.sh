@@ -150,8 +150,7 @@ find_tool() {
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 STACK=${RXE_STACK:-host}
 # the packages the trixie guest needs in the trixie root (beyond the lane's)
-readonly TRIXIE_GUEST_PACKAGES="linux-image-amd64 rdma-core ibverbs-utils ibverbs-providers
-	rdmacm-utils kmod ndctl busybox-static util-linux iproute2 librpma0 librpma-dev"
+TRIXIE_GUEST_PACKAGES=$(sed -e 's/#.*//' "$here/trixie-guest-packages.txt" 2>/dev/null | tr -s ' \t\n' ' ')
 case $STACK in
 host) SYSROOT= PMEM=${RXE_PMEM:-0} ;;
 trixie) PMEM=${RXE_PMEM:-1} ;;

@@ -29,10 +29,16 @@ fi
 	echo "trixie-build: copying the source into $dir/src failed"
 	exit 1
 }
+# the root with the guest's packages (librpma-dev: the upstream interop programs)
+# shellcheck disable=SC2046
+bash "$src/tests/trixie/root.sh" $(sed -e 's/#.*//' "$here/trixie-guest-packages.txt") >/dev/null || {
+	echo "trixie-build: no trixie root (tests/trixie/root.sh)"
+	exit 1
+}
 # shellcheck disable=SC2016
 TRIXIE_JOBS=${TRIXIE_JOBS:-2} TRIXIE_ENV=TRIXIE_JOBS bash "$src/tests/trixie/enter.sh" "$dir" sh -c '
 	cd /work/rpma/src && autoreconf -fi >/work/rpma/autoreconf.log 2>&1 || { tail -20 /work/rpma/autoreconf.log; exit 1; }
 	mkdir -p /work/rpma/build && cd /work/rpma/build || exit 1
-	[ -f Makefile ] || ../src/configure -q >configure.log 2>&1 || { tail -20 configure.log; exit 1; }
+	../src/configure -q >configure.log 2>&1 || { tail -20 configure.log; exit 1; }
 	{ make -j"$TRIXIE_JOBS" && make -j"$TRIXIE_JOBS" check TESTS=; } >make.log 2>&1 || { tail -40 make.log; exit 1; }
 	echo "trixie-build: built in $(pwd) with rdma-core $(pkg-config --modversion libibverbs)"'
