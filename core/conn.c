@@ -8,6 +8,7 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
+#include "peer_cfg.h"
 #include "private_data.h"
 
 /* rpma_conn_peer -- the peer a connection was made from */
@@ -51,6 +52,7 @@ int rpma_conn_new(struct rpma_peer *peer, void *priv, struct rpma_cq *cq, struct
 	conn->srq = srq;
 	conn->shared_channel = shared_channel;
 	atomic_init(&conn->direct_write_to_pmem, false);
+	atomic_init(&conn->remote_announces, false);
 	rpma_peer_ref(peer);
 
 	*conn_ptr = conn;
@@ -157,6 +159,7 @@ int rpma_conn_apply_remote_peer_cfg(struct rpma_conn *conn, const struct rpma_pe
 		return ret;
 
 	atomic_store(&conn->direct_write_to_pmem, supported);
+	atomic_store(&conn->remote_announces, rpma_peer_cfg_announces(pcfg));
 	return 0;
 }
 

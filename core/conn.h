@@ -23,6 +23,8 @@ struct rpma_conn {
 	struct rpma_srq *srq;
 	bool shared_channel;
 	_Atomic bool direct_write_to_pmem;
+	/* the applied peer configuration said its regions announce native flush */
+	_Atomic bool remote_announces;
 	struct rpma_conn_private_data pdata; /* the peer's private data, or { NULL, 0 } */
 	struct rpma_flush *flush;	     /* the read-after-write flush region, or NULL */
 };

@@ -2,6 +2,7 @@
 /* flush.c -- rpma_flush() (gating, native or read-after-write) and rpma_atomic_write() */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,10 +19,15 @@ struct rpma_flush {
 	struct rpma_mr_local *mr; /* its first RPMA_FLUSH_APM_LEN bytes, READ_DST */
 };
 
-/* rpma_flush_new -- the region an APM flush reads into, unless the peer flushes natively */
+/*
+ * rpma_flush_new -- the region an APM flush reads into, unless every flush
+ * of the peer goes native
+ */
 int rpma_flush_new(struct rpma_peer *peer, struct rpma_flush **flush_ptr)
 {
-	if (rpma_peer_caps(peer) & RPMA_PROV_CAP_NATIVE_FLUSH) {
+	const uint64_t always_native =
+		RPMA_PROV_CAP_NATIVE_FLUSH | RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED;
+	if ((rpma_peer_caps(peer) & always_native) == always_native) {
 		*flush_ptr = NULL;
 		return 0;
 	}
@@ -118,12 +124,23 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 		return ret;
 
 	const struct rpma_provider_ops *ops = conn->ops;
+	const char *tname = type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistency" : "visibility";
 
-	if (conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH) {
+	/*
+	 * native only when the target said its region takes it: a native flush
+	 * the region's access rights refuse breaks the connection
+	 */
+	bool announced = dst->native_flush && atomic_load(&conn->remote_announces);
+	if ((conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH) &&
+	    (announced || (conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED))) {
 		if (ops->flush == NULL) {
 			RPMA_LOG_ERROR("the provider has no native flush");
 			return RPMA_E_NOSUPP;
 		}
+		RPMA_LOG_DEBUG("flush to %s of %zu bytes at 0x%" PRIx64 ": native FLUSH (%s)",
+			       tname, len, raddr,
+			       announced ? "the region announced it"
+					 : "forced toward unannounced regions");
 		return ops->flush(conn, raddr, rkey, len, type, flags, op_context);
 	}
 
@@ -145,6 +162,12 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	if (apm_len > size - (uint64_t)dst_offset) /* dst_offset <= size: checked above */
 		apm_offset = (size_t)(size - apm_len);
 	raddr = raddr - dst_offset + apm_offset;
+	RPMA_LOG_DEBUG("flush to %s of %zu bytes: APM read of %zu bytes at 0x%" PRIx64 " (%s)",
+		       tname, len, apm_len, raddr,
+		       !(conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH)
+			       ? "no native flush on this connection"
+			       : "the region did not announce native flush access, or the peer "
+				 "configuration applied is not from one of our targets");
 
 	if (apm_len == 0) /* an empty remote region: the zero-byte read still orders */
 		return ops->read(conn, NULL, 0, 0, 0, 0, flags, op_context);

@@ -111,6 +111,7 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->ptr = ptr;
 	mr->size = size;
 	mr->usage = usage;
+	mr->native_flush = false;
 
 	uint64_t raddr = 0, rkey = 0;
 	ret = prov->ops->mr_reg(peer, mr, ptr, size, usage, &raddr, &rkey);
@@ -178,7 +179,13 @@ int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
 	rpma_put_le(buf, mr->raddr, 8);
 	rpma_put_le(buf + 8, (uint64_t)mr->size, 8);
 	rpma_put_le(buf + 16, mr->rkey & UINT32_MAX, 4);
-	buf[20] = (uint8_t)mr->usage;
+	uint8_t usage = (uint8_t)mr->usage;
+	if (mr->usage & RPMA_MR_USAGE_FLUSH_ANY) {
+		usage &= (uint8_t)~RPMA_MR_DESC_NATIVE_FLUSH;
+		if (mr->native_flush)
+			usage |= RPMA_MR_DESC_NATIVE_FLUSH;
+	}
+	buf[20] = usage;
 
 	size_t size = RPMA_MR_DESC_SIZE;
 	if (mr->rkey > UINT32_MAX) {
@@ -234,6 +241,8 @@ int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	mr->size = size;
 	mr->rkey = rkey;
 	mr->usage = usage;
+	mr->native_flush = (usage & RPMA_MR_USAGE_FLUSH_ANY) &&
+			   (usage & RPMA_MR_DESC_NATIVE_FLUSH) == RPMA_MR_DESC_NATIVE_FLUSH;
 
 	*mr_ptr = mr;
 	return 0;

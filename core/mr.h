@@ -39,6 +39,8 @@ struct rpma_mr_local {
 	int usage;
 	uint64_t raddr; /* what the peer uses for offset 0 */
 	uint64_t rkey;
+	/* set by ops->mr_reg: every flush type of usage may be flushed natively */
+	bool native_flush;
 };
 RPMA_OBJ_PRIV_FIRST(rpma_mr_local);
 
@@ -47,7 +49,18 @@ struct rpma_mr_remote {
 	uint64_t size;
 	uint64_t rkey;
 	int usage;
+	bool native_flush; /* the descriptor announced native flush access */
 };
+
+/*
+ * The descriptor's usage byte of a region with a flush usage: these two bits,
+ * meaningless to a remote peer (they are about local sends and receives),
+ * both set say that the region accepts native flushes of its flush types;
+ * our targets clear both otherwise (see rpma_verbs(7))
+ */
+#define RPMA_MR_DESC_NATIVE_FLUSH (RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV)
+#define RPMA_MR_USAGE_FLUSH_ANY \
+	(RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)
 
 /* rpma_mr_local_refuse -- log the refusal of rpma_mr_local_check() */
 void rpma_mr_local_refuse(const struct rpma_mr_local *mr, size_t offset, size_t len,

@@ -10,7 +10,14 @@
 
 struct rpma_peer_cfg {
 	_Atomic bool direct_write_to_pmem;
+	bool announces; /* from a descriptor with RPMA_PEER_CFG_DESC_ANNOUNCES */
 };
+
+/* rpma_peer_cfg_announces -- the peer's region descriptors announce native flush access */
+bool rpma_peer_cfg_announces(const struct rpma_peer_cfg *pcfg)
+{
+	return pcfg->announces;
+}
 
 /* rpma_peer_cfg_new -- a configuration declaring no direct write to PMem */
 int rpma_peer_cfg_new(struct rpma_peer_cfg **pcfg_ptr)
@@ -77,7 +84,7 @@ int rpma_peer_cfg_get_descriptor(const struct rpma_peer_cfg *pcfg, void *desc)
 	}
 
 	bool dw = atomic_load(&((struct rpma_peer_cfg *)pcfg)->direct_write_to_pmem);
-	*(uint8_t *)desc = dw ? 1 : 0;
+	*(uint8_t *)desc = dw ? 1 | RPMA_PEER_CFG_DESC_ANNOUNCES : 0;
 	return 0;
 }
 
@@ -112,7 +119,9 @@ int rpma_peer_cfg_from_descriptor(const void *desc, size_t desc_size,
 		RPMA_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	atomic_init(&pcfg->direct_write_to_pmem, *(const uint8_t *)desc != 0);
+	uint8_t byte = *(const uint8_t *)desc;
+	atomic_init(&pcfg->direct_write_to_pmem, byte != 0);
+	pcfg->announces = (byte & RPMA_PEER_CFG_DESC_ANNOUNCES) != 0;
 
 	*pcfg_ptr = pcfg;
 	return 0;

@@ -80,6 +80,12 @@
 #define RPMA_PROV_CAP_ODP (1ULL << 3)
 /* write-with-immediate consumes a receive posted on the target (as on verbs) */
 #define RPMA_PROV_CAP_IMM_CONSUMES_RECV (1ULL << 4)
+/*
+ * with RPMA_PROV_CAP_NATIVE_FLUSH: flush natively toward every remote region,
+ * also the ones whose descriptor does not announce native flush access
+ * (upstream librpma 1.3's rule; without this bit such regions get the APM flush)
+ */
+#define RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED (1ULL << 5)
 
 /* internal flag: "produce a completion on success too" (ALWAYS minus ON_ERROR) */
 #define RPMA_F_COMPLETION_ON_SUCCESS (RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR)

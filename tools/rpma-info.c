@@ -28,6 +28,7 @@ static const struct {
 	{RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE, "native_atomic_write"},
 	{RPMA_PROV_CAP_ODP, "odp"},
 	{RPMA_PROV_CAP_IMM_CONSUMES_RECV, "imm_consumes_recv"},
+	{RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED, "native_flush_unannounced"},
 };
 
 /* print_caps -- the capability bits as names */
@@ -128,5 +129,24 @@ int main(int argc, char *argv[])
 	(void)rpma_utils_ibv_context_is_odp_capable(ctx, &odp);
 	printf("%s address %s: provider %s (on-demand paging: %s)\n", what, addr, prov->name,
 	       odp ? "yes" : "no");
+
+	/* what a peer on the device gets: the device's native operations, as knobs leave them */
+	struct rpma_peer *peer = NULL;
+	ret = rpma_peer_new(ctx, &peer);
+	if (ret) {
+		printf("device caps: cannot open a peer on the device (%s)\n", rpma_err_2str(ret));
+		return 1;
+	}
+	uint64_t caps = rpma_peer_caps(peer);
+	printf("device caps: ");
+	print_caps(caps);
+	printf("native flush: %s\n", !(caps & RPMA_PROV_CAP_NATIVE_FLUSH)
+					     ? "no (the read after the writes, APM)"
+				     : (caps & RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED)
+					     ? "yes, to every remote region"
+					     : "yes, to regions that announce it");
+	printf("native atomic write: %s\n",
+	       (caps & RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE) ? "yes" : "no (a fenced 8-byte write)");
+	(void)rpma_peer_delete(&peer);
 	return 0;
 }

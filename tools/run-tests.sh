@@ -11,7 +11,11 @@
 # RPMA_TRIXIE=0 skips the trixie lane (tests/trixie/lane.sh in
 # build-dir/trixie: the tree built and its host test programs run in a Debian
 # trixie root, cached in RPMA_TRIXIE_ROOT, default /var/cache/rpma-trixie;
-# reported as skipped, never as passed).
+# reported as skipped, never as passed).  RPMA_TRIXIE_GUEST=0 (or RPMA_GUEST=0)
+# skips the trixie Soft-RoCE guest (tests/rxe/guest-suite.sh with
+# GUEST_SUITE_STACK=trixie on the lane's build-dir/trixie: native RDMA FLUSH
+# and ATOMIC WRITE, the interop matrix with librpma 1.2 and 1.3; its results
+# count in the summary as build-dir/trixie-guest.trs).
 set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$src/build}
@@ -76,6 +80,26 @@ if [ "$trixie_rc" -ne 0 ] &&
 	[ -z "$(find trixie -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR)' {} + 2>/dev/null)" ]; then
 	trixie_extra=1
 fi
+# the trixie Soft-RoCE guest: its guest-suite totals count in the summary
+step "trixie guest: verbs integration, threads, examples, native paths and interop with librpma 1.2/1.3, faultwalk, memcheck subset (kernel 6.12, NVDIMM)"
+tg_rc=0
+tg_result() { printf ':test-result: %s\n:global-test-result: %s\n:recheck: no\n:copy-in-global-log: no\n' "$1" "$1" >trixie-guest.trs; }
+if [ "${RPMA_TRIXIE_GUEST:-1}" = 0 ] || [ "${RPMA_GUEST:-1}" = 0 ]; then
+	echo "trixie guest: skipped (RPMA_TRIXIE_GUEST=0 or RPMA_GUEST=0)" | tee trixie-guest.log
+	tg_result SKIP
+else
+	tg_t0=$SECONDS
+	GUEST_SUITE_STACK=trixie GUEST_SUITE_TRIXIE_DIR="$build/trixie" RXE_QUIET=1 \
+		bash "$src/tests/rxe/guest-suite.sh" >trixie-guest.log 2>&1
+	tg_rc=$?
+	sed -n '/^==== guest-suite summary/,$p' trixie-guest.log
+	echo "trixie guest: $((SECONDS - tg_t0)) s"
+	case $tg_rc in
+	0) tg_result PASS ;;
+	77) tg_result SKIP && tg_rc=0 ;;
+	*) tg_result FAIL ;;
+	esac
+fi
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
@@ -91,13 +115,14 @@ fi
 step "summary"
 bash "$src"/tests/summary.sh . | sed '$d' || true
 if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ] ||
-	[ "$trixie_rc" -ne 0 ]; then
+	[ "$trixie_rc" -ne 0 ] || [ "$tg_rc" -ne 0 ]; then
 	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "tsan: $([ "$tsan_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "asan: $([ "$asan_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "trixie: $([ "$trixie_rc" -eq 0 ] && echo ok || echo FAILED)"
+	echo "trixie guest: $([ "$tg_rc" -eq 0 ] && echo ok || echo FAILED)"
 fi
 # the closing line (tests/summary.sh prints the counts of the test run itself)
 bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra + asan_extra + trixie_extra))
 [ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ] && [ "$asan_rc" -eq 0 ] &&
-	[ "$trixie_rc" -eq 0 ]
+	[ "$trixie_rc" -eq 0 ] && [ "$tg_rc" -eq 0 ]

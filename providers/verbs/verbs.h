@@ -54,6 +54,7 @@ struct vrb_peer {
 	bool iwarp;		  /* reads are performed as writes by the target */
 	bool inline_writes;	  /* small ordinary writes go inline (RPMA_VERBS_INLINE) */
 	size_t max_msg_size;	  /* the smallest max_msg_sz of the device's ports */
+	bool flush_unannounced;	  /* native flushes to every region (RPMA_VERBS_NATIVE_FLUSH=1) */
 };
 
 /* a local memory region */

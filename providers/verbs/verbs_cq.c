@@ -139,6 +139,30 @@ int vrb_cq_wait(struct rpma_cq *cq)
 }
 
 /*
+ * vrb_wc_api_opcodes -- the opcodes of the librpma 1.2 API: a native atomic
+ * write completes as IBV_WC_RDMA_WRITE and a native flush as
+ * IBV_WC_RDMA_READ, as their emulations do (rpma_atomic_write(3), rpma_verbs(7))
+ */
+static inline void vrb_wc_api_opcodes(struct ibv_wc *wc, int n)
+{
+#if defined(VERBS_NATIVE_ATOMIC_WRITE) || defined(VERBS_NATIVE_FLUSH)
+	for (int i = 0; i < n; i++) {
+#ifdef VERBS_NATIVE_ATOMIC_WRITE
+		if (wc[i].opcode == IBV_WC_ATOMIC_WRITE)
+			wc[i].opcode = IBV_WC_RDMA_WRITE;
+#endif
+#ifdef VERBS_NATIVE_FLUSH
+		if (wc[i].opcode == IBV_WC_FLUSH)
+			wc[i].opcode = IBV_WC_RDMA_READ;
+#endif
+	}
+#else
+	(void)wc;
+	(void)n;
+#endif
+}
+
+/*
  * vrb_cq_poll_stash -- the completions vrb_conn_wait() took into the stash
  * first, then ibv_poll_cq (out of line: the common path stays as short as
  * ibv_poll_cq alone)
@@ -150,19 +174,21 @@ static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int nu
 	memcpy(wc, vc->stash, (size_t)got * sizeof(*wc));
 	vc->nstash -= got;
 	memmove(vc->stash, vc->stash + got, (size_t)vc->nstash * sizeof(*wc));
-	if (got == num_entries)
-		return got;
-	int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
-	if (n < 0) {
-		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
-		return got;
+	if (got < num_entries) {
+		int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
+		if (n < 0)
+			VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
+		else
+			got += n;
 	}
-	return got + n;
+	vrb_wc_api_opcodes(wc, got);
+	return got;
 }
 
 /*
- * vrb_cq_poll -- ibv_poll_cq, after the completions vrb_conn_wait() took
- * into the stash (only ever on the main CQ of a shared channel)
+ * vrb_cq_poll -- ibv_poll_cq with the 1.2 API's opcodes, after the
+ * completions vrb_conn_wait() took into the stash (only ever on the main CQ
+ * of a shared channel)
  */
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
@@ -174,6 +200,7 @@ int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 		VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
 		return RPMA_E_PROVIDER;
 	}
+	vrb_wc_api_opcodes(wc, n);
 	return n;
 }
 

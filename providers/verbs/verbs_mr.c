@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* verbs_mr.c -- memory registration on the verbs provider */
 
+#include "mr.h"
 #include "verbs.h"
 
 /* vrb_usage_to_access -- the ibv_access_flags a region of the given usage needs */
@@ -57,6 +58,22 @@ int vrb_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size
 
 	errno = 0;
 	struct ibv_mr *m = ibv_reg_mr(vp->pd, ptr, size, access);
+#ifdef VERBS_NATIVE_FLUSH
+	if (m == NULL && errno == EINVAL && (access & IBV_ACCESS_FLUSH_PERSISTENT)) {
+		/*
+		 * Persistent flush access needs persistent-memory pages (rxe
+		 * refuses it elsewhere with EINVAL): the region stays usable,
+		 * flushed by the read after the writes, and its descriptor
+		 * does not announce native flush.
+		 */
+		VRB_LOG_INFO("ibv_reg_mr(%p, %zu) refused persistent flush access (not "
+			     "persistent memory?): registered without native flush access",
+			     ptr, size);
+		access &= ~IBV_ACCESS_FLUSH_PERSISTENT;
+		errno = 0;
+		m = ibv_reg_mr(vp->pd, ptr, size, access);
+	}
+#endif
 	if (m == NULL) {
 		int e = vrb_errno();
 #ifdef VERBS_HAVE_ODP
@@ -78,6 +95,14 @@ int vrb_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size
 	}
 
 	vm->mr = m;
+#ifdef VERBS_NATIVE_FLUSH
+	/* every flush type asked for has its native access right */
+	mr->native_flush = (usage & RPMA_MR_USAGE_FLUSH_ANY) &&
+			   (!(usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) ||
+			    (access & IBV_ACCESS_FLUSH_GLOBAL)) &&
+			   (!(usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) ||
+			    (access & IBV_ACCESS_FLUSH_PERSISTENT));
+#endif
 	*raddr = (uint64_t)(uintptr_t)m->addr;
 	*rkey = m->rkey;
 	return 0;

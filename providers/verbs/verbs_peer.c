@@ -78,6 +78,24 @@ size_t vrb_peer_max_msg_size(const struct rpma_peer *peer)
 }
 
 /*
+ * vrb_native_mode -- RPMA_VERBS_NATIVE_FLUSH: 0 no native flush nor atomic
+ * write (the APM flush, the fenced inline write), 1 native flushes also to
+ * regions that do not announce native flush access, unset: automatic
+ */
+static int vrb_native_mode(void)
+{
+	const char *v = getenv("RPMA_VERBS_NATIVE_FLUSH");
+	if (v == NULL || v[0] == '\0')
+		return -1;
+	if (strcmp(v, "0") == 0)
+		return 0;
+	if (strcmp(v, "1") == 0)
+		return 1;
+	VRB_LOG_WARNING("RPMA_VERBS_NATIVE_FLUSH=\"%s\" ignored: use 0 or 1", v);
+	return -1;
+}
+
+/*
  * vrb_peer_init -- probe the device (ODP, native atomic write, native
  * flush) and allocate the protection domain
  */
@@ -106,11 +124,27 @@ int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 		IB_UVERBS_DEVICE_FLUSH_GLOBAL | IB_UVERBS_DEVICE_FLUSH_PERSISTENT;
 	vp->native_flush = (attr.device_cap_flags_ex & flush_both) == flush_both;
 #endif
+	int mode = vrb_native_mode();
+	VRB_LOG_INFO("%s: native flush %s, native atomic write %s%s",
+		     ibv_get_device_name(ctx->device), vp->native_flush ? "yes" : "no",
+		     vp->native_atomic_write ? "yes" : "no",
+		     mode == 0	 ? " (this side sends neither: RPMA_VERBS_NATIVE_FLUSH=0)"
+		     : mode == 1 ? " (flushes native to every region: RPMA_VERBS_NATIVE_FLUSH=1)"
+				 : "");
+	/*
+	 * 0 turns off what this side sends; its regions still get (and
+	 * announce) native flush access, for initiators that flush natively
+	 */
+	if (mode == 0)
+		vp->native_atomic_write = false;
+	vp->flush_unannounced = mode == 1 && vp->native_flush;
 	/* the core logs which of them the peer lacks */
 	if (vp->native_atomic_write)
 		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
-	if (vp->native_flush)
+	if (vp->native_flush && mode != 0)
 		*caps |= RPMA_PROV_CAP_NATIVE_FLUSH;
+	if (vp->flush_unannounced)
+		*caps |= RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED;
 
 	errno = 0;
 	vp->pd = ibv_alloc_pd(ctx);

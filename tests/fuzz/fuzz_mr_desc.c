@@ -312,7 +312,8 @@ static void do_flush(struct rpma_conn *conn, struct rpma_mr_remote *rmr, const s
 		e.ret = RPMA_E_NOSUPP;
 	} else if (!model_remote(m, off, len)) {
 		/* refused */
-	} else if (m->native) {
+	} else if (m->native && m->dw2pmem && (m->usage & 0xc0) == 0xc0) {
+		/* native only toward a region announced (SEND | RECV) by an announcing peer */
 		e = (struct expected){.op = FAKE_OP_FLUSH,
 				      .raddr = m->addr + off,
 				      .len = len,
@@ -413,9 +414,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!fuzz_empty(&in)) {
 		struct rpma_conn *conn = fuzz_conn(kind, NULL);
 		if (m.dw2pmem) {
+			/* as one of our targets sends it: bit 7 announces native flush */
 			struct rpma_peer_cfg *pcfg = NULL;
-			FUZZ_CHECK(rpma_peer_cfg_new(&pcfg) == 0, "rpma_peer_cfg_new");
-			FUZZ_CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true) == 0, "set");
+			const uint8_t byte = 0x81;
+			FUZZ_CHECK(rpma_peer_cfg_from_descriptor(&byte, 1, &pcfg) == 0,
+				   "rpma_peer_cfg_from_descriptor");
 			FUZZ_CHECK(rpma_conn_apply_remote_peer_cfg(conn, pcfg) == 0, "apply");
 			FUZZ_CHECK(rpma_peer_cfg_delete(&pcfg) == 0, "rpma_peer_cfg_delete");
 		}

@@ -102,7 +102,8 @@ PROVIDER_TEST(api, peer_cfg_exchange)
 	char spd_buf[64];
 	memcpy(spd_buf, sreg.desc, sreg.desc_size);
 	cr_assert_eq(rpma_peer_cfg_get_descriptor(pcfg, spd_buf + sreg.desc_size), 0);
-	cr_assert_eq((unsigned char)spd_buf[sreg.desc_size], 1);
+	/* direct write to PMem (bit 0) and "my regions announce native flush" (bit 7) */
+	cr_assert_eq((unsigned char)spd_buf[sreg.desc_size], 0x81);
 	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
 	struct rpma_conn_private_data spd = {.ptr = spd_buf, .len = (uint8_t)(sreg.desc_size + 1)};
 	struct rpma_conn_private_data cpd = {.ptr = cdesc, .len = 1};

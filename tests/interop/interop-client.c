@@ -11,9 +11,15 @@
 
 #include "interop.h"
 
-/* completion opcodes of rdma-core >= 45, not named in older headers */
+#ifdef LIBRPMA_PROVIDER_PLUGGABLE
+/* ours keeps the librpma 1.2 opcodes on the native paths too (rpma_atomic_write(3)) */
+#define IO_WC_FLUSH	   IBV_WC_RDMA_READ
+#define IO_WC_ATOMIC_WRITE IBV_WC_RDMA_WRITE
+#else
+/* upstream 1.3: completion opcodes of rdma-core >= 45, not named in older headers */
 #define IO_WC_FLUSH	   ((enum ibv_wc_opcode)8)
 #define IO_WC_ATOMIC_WRITE ((enum ibv_wc_opcode)9)
+#endif
 
 static const char *const who = "client";
 

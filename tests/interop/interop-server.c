@@ -7,9 +7,18 @@
  * Usage: interop-server <addr> <port> <ready-file> [dw2pm]
  * The ready file is created once the server listens.  "dw2pm" declares
  * Direct Write to PMem, so the client flushes to persistence.
+ * INTEROP_DAX=/dev/daxX.Y puts the region on that device-DAX device
+ * (persistent-memory pages: what native persistent flush access needs)
+ * instead of ordinary memory.
  */
 
+#include <fcntl.h>
+#include <sys/mman.h>
+
 #include "interop.h"
+
+/* the mapping of a device-DAX device: its alignment (2 MiB) at least */
+#define DAX_MAP_SIZE (2u << 20)
 
 static const char *const who = "server";
 
@@ -53,7 +62,24 @@ int main(int argc, char *argv[])
 	IO_CHECK(who, rpma_peer_new(ctx, &peer));
 
 	/* the region the client writes, reads and flushes */
-	unsigned char *region = io_alloc(who, IO_REGION_SIZE);
+	const char *dax = getenv("INTEROP_DAX");
+	unsigned char *region;
+	if (dax != NULL && dax[0] != '\0') {
+		int fd = open(dax, O_RDWR);
+		void *p = fd < 0 ? MAP_FAILED
+				 : mmap(NULL, DAX_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+					0);
+		if (p == MAP_FAILED) {
+			perror(dax);
+			return 1;
+		}
+		close(fd);
+		region = p;
+		memset(region, 0, IO_REGION_SIZE);
+		printf("server: region on device DAX\n");
+	} else {
+		region = io_alloc(who, IO_REGION_SIZE);
+	}
 	struct rpma_mr_local *mr = NULL;
 	IO_CHECK(who, rpma_mr_reg(peer, region, IO_REGION_SIZE,
 				  RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
@@ -173,7 +199,10 @@ int main(int argc, char *argv[])
 	IO_CHECK(who, rpma_mr_dereg(&mr));
 	IO_CHECK(who, rpma_peer_delete(&peer));
 	free(msg);
-	free(region);
+	if (dax != NULL && dax[0] != '\0')
+		(void)munmap(region, DAX_MAP_SIZE);
+	else
+		free(region);
 	printf("server: PASS\n");
 	return 0;
 }

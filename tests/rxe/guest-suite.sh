@@ -18,6 +18,12 @@
 #                 every provider call of a full scenario fails in turn
 #                 (tests/faultwalk/faultwalk verbs $RPMA_TESTING_IP); the
 #                 walk counts as one test
+#   native        (the trixie guest only) tests/rxe/native-matrix.sh: which
+#                 path each flush and atomic write takes (native or APM,
+#                 DRAM and device-DAX regions, RPMA_VERBS_NATIVE_FLUSH=0),
+#                 and ours with upstream librpma 1.3 (the trixie root's) and
+#                 1.2 (the host's .so) in both directions; each check counts
+#                 as one test, failures of upstream's own making as skipped
 #   memcheck      integration scenarios once more under valgrind memcheck,
 #                 RPMA_PROVIDER=verbs: by default the subset MEMCHECK_SUBSET
 #                 below (valgrind inside TCG costs minutes per scenario), the
@@ -39,6 +45,14 @@
 #
 # Environment:
 #   RPMA_GUEST=0          skip everything (exit 77, loudly)
+#   GUEST_SUITE_STACK     host (default): the host's kernel and root; trixie:
+#                         the trixie guest (run-in-guest.sh RXE_STACK=trixie,
+#                         kernel 6.12 with native FLUSH and ATOMIC WRITE, an
+#                         NVDIMM as /dev/dax0.0) running a build made in the
+#                         trixie root by tests/rxe/trixie-build.sh in
+#                         GUEST_SUITE_TRIXIE_DIR (default $top_builddir/trixie,
+#                         where the trixie lane builds); default parts there:
+#                         verbs threads examples native faultwalk memcheck
 #   top_builddir          the build tree (make check sets it; default: .)
 #   top_srcdir            the source tree (default: this script's ../..)
 #   GUEST_SUITE_JOBS      Criterion's parallel jobs in the guest (default 2)
@@ -55,7 +69,8 @@ if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 
 set -uo pipefail
 
-readonly ALL_PARTS=(verbs fabric-verbs threads examples interop faultwalk memcheck)
+readonly ALL_PARTS=(verbs fabric-verbs threads examples interop native faultwalk memcheck)
+readonly TRIXIE_PARTS=(verbs threads examples native faultwalk memcheck)
 
 # the scenarios the memcheck part runs by default: between them they go
 # through every verbs-provider file (connection set-up and both orders of
@@ -446,6 +461,36 @@ part_faultwalk() {
 	esac
 }
 
+# part_native -- tests/rxe/native-matrix.sh: the native paths and the interop matrix
+part_native() {
+	local t0 log=$LOGDIR/native.log rc passed failed known
+	t0=$(now_ms)
+	echo "==== native: the path of each flush and atomic write, interop with librpma 1.3 and 1.2"
+	if [[ ! -x $BUILDDIR/tests/interop/upstream/interop-client ]]; then
+		record native FAIL 0 1 0 $(($(now_ms) - t0)) \
+			"tests/interop/upstream was not built (librpma-dev missing in the root?)"
+		return
+	fi
+	local lib12=
+	[[ -e $BUILDDIR/../lib12/librpma.so.0 ]] && lib12=$(cd "$BUILDDIR/../lib12" && pwd)
+	timeout -k 10 900 bash "$SRCDIR/tests/rxe/native-matrix.sh" "$BUILDDIR" $lib12 >"$log" 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|KNOWN|native-matrix):|^device caps|^native' "$log"
+	grep -A16 '^FAIL' "$log" | grep '^    ' | head -60
+	passed=$(grep -c '^PASS:' "$log")
+	failed=$(grep -c '^FAIL:' "$log")
+	known=$(grep -c '^KNOWN:' "$log")
+	local note="$known upstream limits counted as skipped"
+	[[ -z $lib12 ]] && note+="; librpma 1.2 not tested (no host librpma.so.0)"
+	if [[ $rc != 0 && $failed == 0 ]]; then
+		failed=1
+		note+="; exit status $rc"
+	fi
+	local status=PASS
+	[[ $failed -gt 0 ]] && status=FAIL
+	record native "$status" "$passed" "$failed" "$known" $(($(now_ms) - t0)) "$note"
+}
+
 # in_guest PART... -- run the parts, one after the other
 in_guest() {
 	[[ ${RXE_GUEST:-} == 1 ]] || {
@@ -465,6 +510,7 @@ in_guest() {
 		verbs | fabric-verbs | threads | memcheck) part_criterion "$part" ;;
 		examples) part_examples ;;
 		interop) part_interop ;;
+		native) part_native ;;
 		faultwalk) part_faultwalk ;;
 		esac
 	done
@@ -489,8 +535,13 @@ if [[ ${1:-} == --in-guest ]]; then
 	exit 0
 fi
 
+STACK=${GUEST_SUITE_STACK:-host}
 parts=("$@")
-[[ ${#parts[@]} -gt 0 ]] || parts=("${ALL_PARTS[@]}")
+if [[ ${#parts[@]} -eq 0 ]]; then
+	parts=("${ALL_PARTS[@]/native/}")
+	[[ $STACK == trixie ]] && parts=("${TRIXIE_PARTS[@]}")
+	mapfile -t parts < <(printf '%s\n' "${parts[@]}" | sed '/^$/d')
+fi
 for p in "${parts[@]}"; do
 	valid_part "$p" || {
 		echo "usage: $0 [PART...]   (parts: ${ALL_PARTS[*]})" >&2
@@ -503,25 +554,48 @@ if [[ ${RPMA_GUEST:-1} == 0 ]]; then
 	exit 77
 fi
 
+guest_script=$here/guest-suite.sh
+if [[ $STACK == trixie ]]; then
+	# the tree built in the trixie root; the guest sees it at /work/rpma
+	tdir=${GUEST_SUITE_TRIXIE_DIR:-$BUILDDIR/trixie}
+	echo "guest-suite: building the tree in the trixie root ($tdir)"
+	if ! bash "$here/trixie-build.sh" "$tdir"; then
+		echo "guest-suite: FAILED: the build in the trixie root (tests/rxe/trixie-build.sh)"
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+	tdir=$(cd "$tdir" && pwd -P)
+	# upstream 1.2 for the interop matrix: the host's (bookworm's) library
+	rm -rf "$tdir/lib12"
+	if [[ -e /usr/lib/x86_64-linux-gnu/librpma.so.0 ]]; then
+		mkdir -p "$tdir/lib12" && cp -L /usr/lib/x86_64-linux-gnu/librpma.so.0 "$tdir/lib12/"
+	fi
+	BUILDDIR=$tdir/build SRCDIR=$tdir/src
+	LOGDIR=$BUILDDIR/tests/rxe/guest-suite.d RESULTS=$LOGDIR/results.txt
+	export RXE_STACK=trixie RXE_GUEST_CWD=/work/rpma
+	guest_script=/work/rpma/src/tests/rxe/guest-suite.sh
+fi
 rm -rf "$LOGDIR"
 mkdir -p "$LOGDIR" || exit 99
 # the guest sees the host's / read-only minus /tmp, /var/tmp and /run; the
 # build tree (our current directory) is shared read-write; share the source
 # tree too when it lives under one of those
-case $SRCDIR in
+[[ $STACK == trixie ]] || case $SRCDIR in
 /tmp/* | /var/tmp/* | /run/*)
 	RXE_SHARE_DIRS=${RXE_SHARE_DIRS:+$RXE_SHARE_DIRS:}$SRCDIR
 	export RXE_SHARE_DIRS
 	;;
 esac
 export top_srcdir=$SRCDIR top_builddir=$BUILDDIR
+[[ $STACK == trixie ]] && export top_srcdir=/work/rpma/src top_builddir=/work/rpma/build
 # the rig's own limit: boot plus every part (memcheck under TCG is the longest)
 export RXE_TIMEOUT=${RXE_TIMEOUT:-4200}
 
 t0=$(now_ms)
 cd "$BUILDDIR" || exit 99
+[[ $STACK == trixie ]] && { cd .. || exit 99; }
 rc=0
-bash "$here/run-in-guest.sh" bash "$here/guest-suite.sh" --in-guest "${parts[@]}" || rc=$?
+bash "$here/run-in-guest.sh" bash "$guest_script" --in-guest "${parts[@]}" || rc=$?
 total=$(($(now_ms) - t0))
 
 if [[ $rc == 77 ]]; then

@@ -63,6 +63,23 @@
 #   RXE_PVH=0              boot the compressed bzImage (default: unpack it
 #                          and boot the ELF through PVH, ~5 s faster)
 #   RXE_QUIET=1            do not echo the guest console before the command
+#   RXE_STACK=host         the system the guest runs: "host" (the host's own
+#                          kernel and root, as described above) or "trixie":
+#                          Debian trixie's kernel (6.12: native RDMA FLUSH and
+#                          ATOMIC WRITE in rxe) with the cached trixie root of
+#                          tests/trixie/root.sh (RXE_TRIXIE_PACKAGES are
+#                          installed into it first) as the guest's read-only
+#                          /, an emulated NVDIMM (RXE_PMEM) and the caller's
+#                          directory at RXE_GUEST_CWD
+#   RXE_GUEST_CWD          where the caller's directory is mounted in the
+#                          guest (default: the same path; with RXE_STACK=trixie
+#                          it must exist in the trixie root or lie under /tmp,
+#                          e.g. /work/rpma, where tests/rxe/trixie-build.sh
+#                          builds)
+#   RXE_PMEM=0|1           an emulated 256 MiB NVDIMM (backing file in the
+#                          work directory) made a device-DAX namespace,
+#                          /dev/dax0.0, exported as RXE_DAX (default 1 with
+#                          RXE_STACK=trixie, 0 otherwise)
 #   RXE_LOCK               lock file that serialises guests on this machine
 #                          (default ${TMPDIR:-/tmp}/rpma-rxe-guest.<uid>.lock;
 #                          a TCG guest wants both cores); RXE_LOCK= disables
@@ -130,6 +147,16 @@ find_tool() {
 
 [[ $# -ge 1 ]] || die "usage: $0 COMMAND [ARG...]" 2
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+STACK=${RXE_STACK:-host}
+# the packages the trixie guest needs in the trixie root (beyond the lane's)
+TRIXIE_GUEST_PACKAGES=$(sed -e 's/#.*//' "$here/trixie-guest-packages.txt" 2>/dev/null | tr -s ' \t\n' ' ')
+case $STACK in
+host) SYSROOT= PMEM=${RXE_PMEM:-0} ;;
+trixie) PMEM=${RXE_PMEM:-1} ;;
+*) die "RXE_STACK must be host or trixie, not '$STACK'" 2 ;;
+esac
+
 # one guest at a time: wait for any other run of this script to finish
 LOCK=${RXE_LOCK-${TMPDIR:-/tmp}/rpma-rxe-guest.$(id -u).lock}
 if [[ -n $LOCK ]] && command -v flock >/dev/null; then
@@ -144,6 +171,13 @@ fi
 	die "RXE_TIMEOUT and RXE_BOOT_TIMEOUT must be whole seconds" 2
 
 # ------------------------------------------------------------------ host tools
+
+if [[ $STACK == trixie ]]; then
+	# shellcheck disable=SC2086
+	SYSROOT=$(bash "$here/../trixie/root.sh" $TRIXIE_GUEST_PACKAGES ${RXE_TRIXIE_PACKAGES:-}) ||
+		skip "no trixie root (tests/trixie/root.sh failed)"
+	[[ -n ${RXE_BUSYBOX:-} ]] || RXE_BUSYBOX=$SYSROOT/usr/bin/busybox
+fi
 
 QEMU_BIN=$(find_tool "$QEMU")
 [[ -n $QEMU_BIN ]] || skip "$QEMU not found (install qemu-system-x86)"
@@ -163,23 +197,23 @@ fi
 
 # has_rxe VERSION -- the modules of VERSION provide rdma_rxe
 has_rxe() {
-	[[ -f /lib/modules/$1/modules.dep ]] &&
-		"$MODPROBE" -S "$1" --show-depends rdma_rxe >/dev/null 2>&1
+	[[ -f $SYSROOT/lib/modules/$1/modules.dep ]] &&
+		"$MODPROBE" ${SYSROOT:+-d "$SYSROOT"} -S "$1" --show-depends rdma_rxe >/dev/null 2>&1
 }
 
 KVER=${RXE_KERNEL_VERSION:-}
 if [[ -z $KVER ]]; then
 	candidates=()
-	for img in /boot/vmlinuz-*; do
+	for img in "$SYSROOT"/boot/vmlinuz-*; do
 		[[ -e $img ]] || continue
-		v=${img#/boot/vmlinuz-}
+		v=${img#"$SYSROOT"/boot/vmlinuz-}
 		has_rxe "$v" && candidates+=("$v")
 	done
 	[[ ${#candidates[@]} -gt 0 ]] ||
 		skip "no /boot/vmlinuz-<ver> with rdma_rxe in /lib/modules/<ver> (install linux-image-amd64)"
 	KVER=$(printf '%s\n' "${candidates[@]}" | sort -V | tail -n 1)
 fi
-KERNEL=/boot/vmlinuz-$KVER
+KERNEL=$SYSROOT/boot/vmlinuz-$KVER
 [[ -f $KERNEL ]] || skip "$KERNEL not found"
 [[ -r $KERNEL ]] || skip "$KERNEL is not readable by $(id -un) (run as root or chmod a+r it)"
 has_rxe "$KVER" || skip "kernel $KVER has no rdma_rxe module"
@@ -250,7 +284,7 @@ cleanup() {
 	elif [[ $st -eq 0 ]]; then
 		rm -rf "$W"
 	else # keep the logs only
-		rm -rf "$W/vmlinux" "$W/initramfs" "$W/initramfs.cpio" "$W/console.fifo"
+		rm -rf "$W/vmlinux" "$W/initramfs" "$W/initramfs.cpio" "$W/console.fifo" "$W/pmem.img"
 		msg "logs kept in $W (console.log, results/output.log)"
 	fi
 	exit "$st"
@@ -263,7 +297,7 @@ trap 'RC=143; exit 143' TERM
 # firmware's real-mode boot and the in-guest decompression (slow under TCG:
 # about 5 s of the boot).  Needs CONFIG_PVH.  Unpacked in the background
 # while the initramfs is built; falls back to the bzImage.
-if [[ ${RXE_PVH:-1} == 1 ]] && grep -qx 'CONFIG_PVH=y' "/boot/config-$KVER" 2>/dev/null; then
+if [[ ${RXE_PVH:-1} == 1 ]] && grep -qx 'CONFIG_PVH=y' "$SYSROOT/boot/config-$KVER" 2>/dev/null; then
 	extract_vmlinux "$KERNEL" "$W/vmlinux" &
 	XPID=$!
 fi
@@ -285,7 +319,7 @@ n=0
 declare -A seen=()
 : >"$I/modules.list"
 for mod in virtio_pci 9pnet_virtio 9p dummy rdma_rxe rdma_ucm; do
-	deps=$("$MODPROBE" -S "$KVER" --show-depends "$mod") ||
+	deps=$("$MODPROBE" ${SYSROOT:+-d "$SYSROOT"} -S "$KVER" --show-depends "$mod") ||
 		skip "kernel $KVER: cannot resolve module $mod"
 	while read -r kind path opts; do
 		[[ $kind == insmod && -z ${seen[$path]:-} ]] || continue
@@ -377,6 +411,11 @@ hidden_in_guest() {
 
 CWD=$(pwd -P)
 add_share "$CWD" rw
+# where the caller's directory is in the guest
+GCWD=${RXE_GUEST_CWD:-$CWD}
+if [[ $STACK == trixie && ! -d $SYSROOT$GCWD ]] && ! hidden_in_guest "$GCWD"; then
+	die "$GCWD does not exist in the trixie root $SYSROOT: set RXE_GUEST_CWD (e.g. /work/rpma) or run from under /tmp" 2
+fi
 if [[ -n ${RXE_SHARE_DIRS:-} ]]; then
 	IFS=: read -r -a extra <<<"$RXE_SHARE_DIRS"
 	for d in "${extra[@]}"; do
@@ -417,13 +456,16 @@ pass_env() {
 {
 	echo '#!/bin/bash'
 	echo '# guest-main.sh -- generated by run-in-guest.sh, run by the guest init'
-	printf 'rxe_cwd=%q\n' "$CWD"
+	printf 'rxe_cwd=%q\n' "$GCWD"
+	printf 'rxe_pmem=%q\n' "$PMEM"
 	printf 'rxe_cmd=('
 	printf ' %q' "$@"
 	printf ' )\n'
 	printf 'rxe_shares=('
 	i=0
 	for s in "${shares[@]}"; do
+		# the caller's directory at its guest path, the others at their own
+		[[ ${s%|*} == "$CWD" ]] && s="$GCWD|${s##*|}"
 		printf ' %q' "share$i|$s"
 		i=$((i + 1))
 	done
@@ -489,6 +531,22 @@ for _ in $(seq 100); do
 done
 grep -q ACTIVE "$state" 2>/dev/null || setup_fail "$rxe_dev port not ACTIVE"
 
+# the emulated NVDIMM as a device-DAX namespace: /dev/dax0.0
+if [ "$rxe_pmem" = 1 ]; then
+	try modprobe -a nfit nd_pmem dax_pmem device_dax
+	for _ in $(seq 50); do
+		[ -e /sys/bus/nd/devices/namespace0.0 ] && break
+		sleep 0.1
+	done
+	try ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/null
+	for _ in $(seq 50); do
+		[ -c /dev/dax0.0 ] && break
+		sleep 0.1
+	done
+	[ -c /dev/dax0.0 ] || setup_fail "no /dev/dax0.0 after ndctl create-namespace"
+	export RXE_DAX=/dev/dax0.0
+fi
+
 # the command's environment: the caller's plus ours
 for v in $(compgen -e); do unset "$v" 2>/dev/null || true; done
 rxe_caller_env
@@ -501,6 +559,7 @@ if [ -n "${TMPDIR:-}" ] && [ ! -d "$TMPDIR" ]; then
 fi
 export RPMA_TESTING_IP=$rxe_ip RXE_GUEST=1 RXE_DEVICE=$rxe_dev
 export RXE_NETDEV=$rxe_netdev RXE_RESULTS=$rxe_results
+[ "$rxe_pmem" = 1 ] && export RXE_DAX=/dev/dax0.0
 
 cd "$rxe_cwd" || setup_fail "cd $rxe_cwd"
 read -r up _ </proc/uptime
@@ -542,13 +601,24 @@ if [[ -n $XPID ]]; then
 	XPID=
 fi
 
-qemu=("$QEMU_BIN" -accel "$ACCEL" -cpu max -m "$MEM" -smp "$SMP"
+MEMARG=$MEM
+# room for the NVDIMM beside the RAM
+[[ $PMEM == 1 ]] && MEMARG="$MEM,slots=2,maxmem=$((MEM + 256 + 1024))M"
+qemu=("$QEMU_BIN" -accel "$ACCEL" -cpu max -m "$MEMARG" -smp "$SMP"
 	-nodefaults -no-user-config -display none -serial stdio
 	-no-reboot -nic none
 	-kernel "$BOOT_KERNEL" -initrd "$W/initramfs.cpio"
 	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${RXE_APPEND:-}")
 # QEMU option values escape "," as ",,"
-qemu+=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+ROOTSHARE=${SYSROOT:-/}
+qemu+=(-virtfs "local,path=${ROOTSHARE//,/,,},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
+if [[ $PMEM == 1 ]]; then
+	# an emulated NVDIMM backed by a sparse file of the work directory
+	truncate -s 256M "$W/pmem.img" || die "cannot create $W/pmem.img"
+	qemu+=(-machine pc,nvdimm=on
+		-object "memory-backend-file,id=pmem1,share=on,mem-path=${W//,/,,}/pmem.img,size=256M"
+		-device nvdimm,id=nvdimm1,memdev=pmem1)
+fi
 qemu+=(-virtfs "local,path=${R//,/,,},mount_tag=results,security_model=none,multidevs=remap")
 i=0
 for s in "${shares[@]}"; do
@@ -559,11 +629,17 @@ for s in "${shares[@]}"; do
 	i=$((i + 1))
 done
 
-msg "kernel $KVER ($BOOT_HOW), ${MEM} MiB, $SMP vCPUs, accel $ACCEL," \
+pmem_note=
+[[ $PMEM == 1 ]] && pmem_note=", NVDIMM as /dev/dax0.0"
+msg "stack $STACK${SYSROOT:+ (root $SYSROOT)}$pmem_note, kernel $KVER ($BOOT_HOW), ${MEM} MiB, $SMP vCPUs, accel $ACCEL," \
 	"timeout ${TIMEOUT}s, prepared in $(elapsed)s"
 shown=()
-for s in "${shares[@]}"; do shown+=("${s%|*} (${s##*|})"); done
-msg "shared at the same path: ${shown[*]:-nothing}; work directory $W"
+for s in "${shares[@]}"; do
+	p=${s%|*}
+	[[ $p == "$CWD" && $GCWD != "$CWD" ]] && p="$p as $GCWD"
+	shown+=("$p (${s##*|})")
+done
+msg "shared: ${shown[*]:-nothing}; work directory $W"
 
 mkfifo "$W/console.fifo"
 : >"$R/output.log"

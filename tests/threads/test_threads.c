@@ -865,8 +865,10 @@ static void *cf_getter(void *arg)
 				 (qrcq == 20 || (qrcq % 2 == 0 && cf_known_size(qrcq / 2))),
 			 NULL, "cfg: srq rcq_size %u", qrcq);
 		uint8_t desc = 0xff;
-		TT_CHECK(rpma_peer_cfg_get_descriptor(a->pcfg, &desc) == 0 && desc <= 1, NULL,
-			 "cfg: peer-config descriptor byte %u", desc);
+		/* 0, or direct write to PMem with the announcement bit (rpma_verbs(7)) */
+		TT_CHECK(rpma_peer_cfg_get_descriptor(a->pcfg, &desc) == 0 &&
+				 (desc == 0 || desc == 0x81),
+			 NULL, "cfg: peer-config descriptor byte %u", desc);
 	}
 	return NULL;
 }

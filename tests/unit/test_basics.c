@@ -430,7 +430,8 @@ Test(peer_cfg, descriptor_bytes)
 	cr_assert_eq(desc[1], 0x77, "wrote beyond the descriptor");
 	cr_assert_eq(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), 0);
 	cr_assert_eq(rpma_peer_cfg_get_descriptor(pcfg, desc), 0);
-	cr_assert_eq(desc[0], 0x01);
+	/* bit 7: our region descriptors announce native flush (only beside bit 0) */
+	cr_assert_eq(desc[0], 0x81);
 	cr_assert_eq(desc[1], 0x77);
 	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
 }

@@ -352,11 +352,16 @@ enum flush_expect { EXPECT_NOSUPP, EXPECT_APM, EXPECT_NATIVE };
 
 /* flush_case -- run one cell of the table on the current connection */
 static void flush_case(enum rpma_flush_type type, bool dw2pmem, int flush_bits, bool native,
-		       enum flush_expect expect)
+		       int announce, bool peer_announces, enum flush_expect expect)
 {
 	struct rpma_mr_remote *dst = unit_remote(UNIT_RADDR, REMOTE_SIZE, UNIT_RKEY,
-						 RPMA_MR_USAGE_WRITE_DST | flush_bits);
-	unit_conn_dw2pmem(conn, dw2pmem);
+						 RPMA_MR_USAGE_WRITE_DST | flush_bits | announce);
+	/* the peer configuration as a target sends it: bit 7 only beside bit 0 */
+	uint8_t byte = dw2pmem ? (peer_announces ? 0x81 : 0x01) : 0x00;
+	struct rpma_peer_cfg *pcfg = NULL;
+	cr_assert_eq(rpma_peer_cfg_from_descriptor(&byte, 1, &pcfg), 0);
+	cr_assert_eq(rpma_conn_apply_remote_peer_cfg(conn, pcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
 	int reads = fake_call_count(FAKE_OP_READ);
 	int flushes = fake_call_count(FAKE_OP_FLUSH);
 	int ret = rpma_flush(conn, dst, 128, 512, type, RPMA_F_COMPLETION_ALWAYS, UNIT_OP_CTX);
@@ -397,19 +402,31 @@ static void flush_case(enum rpma_flush_type type, bool dw2pmem, int flush_bits, 
 	cr_assert_eq(rpma_mr_remote_delete(&dst), 0);
 }
 
-/* flush_table -- every cell, for a connection with or without native flush */
-static void flush_table(bool native)
+#define ANNOUNCE (RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV)
+
+/*
+ * flush_table -- every cell, for a connection with or without native flush,
+ * toward regions whose descriptor has the announce bits (SEND | RECV: native
+ * flush accepted) or not, from a peer whose configuration byte says its
+ * descriptors announce (0x81) or not; any: the connection flushes natively
+ * toward every region (RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED)
+ */
+static void flush_table(bool native, int announce, bool peer_announces, bool any)
 {
 	const int P = RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	const int V = RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-	const enum flush_expect ok = native ? EXPECT_NATIVE : EXPECT_APM;
 	const int bits[] = {0, P, V, P | V};
 	for (int dw = 0; dw <= 1; dw++) {
 		for (size_t b = 0; b < 4; b++) {
+			/* announced: both bits on the region, bit 7 in the (dw2pm) peer byte */
+			bool go = native && (any || (announce == ANNOUNCE && dw && peer_announces));
+			const enum flush_expect ok = go ? EXPECT_NATIVE : EXPECT_APM;
 			enum flush_expect pers = (dw && (bits[b] & P)) ? ok : EXPECT_NOSUPP;
 			enum flush_expect vis = (bits[b] & V) ? ok : EXPECT_NOSUPP;
-			flush_case(RPMA_FLUSH_TYPE_PERSISTENT, dw, bits[b], native, pers);
-			flush_case(RPMA_FLUSH_TYPE_VISIBILITY, dw, bits[b], native, vis);
+			flush_case(RPMA_FLUSH_TYPE_PERSISTENT, dw, bits[b], native, announce,
+				   peer_announces, pers);
+			flush_case(RPMA_FLUSH_TYPE_VISIBILITY, dw, bits[b], native, announce,
+				   peer_announces, vis);
 		}
 	}
 }
@@ -418,7 +435,9 @@ DP_SUITE(flush);
 
 Test(flush, gating_table_apm)
 {
-	flush_table(false);
+	flush_table(false, 0, false, false);
+	/* an announcing region changes nothing without native flush */
+	flush_table(false, ANNOUNCE, true, false);
 }
 
 Test(flush, persistent_needs_remote_peer_cfg)
@@ -525,11 +544,49 @@ TestSuite(flush_native, .init = native_init, .fini = dp_fini);
 
 Test(flush_native, gating_table_native)
 {
-	flush_table(true);
+	flush_table(true, ANNOUNCE, true, false);
+}
+
+/* a region that does not announce native flush access (a DRAM region of ours) gets APM */
+Test(flush_native, unannounced_region_gets_apm)
+{
+	flush_table(true, 0, true, false);
+	/* one of the two bits is not the announcement */
+	flush_table(true, RPMA_MR_USAGE_SEND, true, false);
+	flush_table(true, RPMA_MR_USAGE_RECV, true, false);
+}
+
+/*
+ * an upstream target (its peer byte is 0 or 1) whose region has SEND and RECV
+ * besides a flush usage: not an announcement, APM
+ */
+Test(flush_native, upstream_peer_send_recv_region_gets_apm)
+{
+	flush_table(true, ANNOUNCE, false, false);
+}
+
+/* RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED: native toward every region (upstream 1.3's rule) */
+static void native_any_init(void)
+{
+	dp_setup(FAKE_PROV_VERBS,
+		 RPMA_PROV_CAP_NATIVE_FLUSH | RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED);
+}
+
+TestSuite(flush_native_any, .init = native_any_init, .fini = dp_fini);
+
+Test(flush_native_any, unannounced_region_goes_native)
+{
+	flush_table(true, 0, false, true);
 }
 
 Test(flush_native, provider_fails)
 {
+	/* an announcing peer (0x81) and region (UNIT_USAGE_ALL has SEND and RECV) */
+	uint8_t byte = 0x81;
+	struct rpma_peer_cfg *pcfg = NULL;
+	cr_assert_eq(rpma_peer_cfg_from_descriptor(&byte, 1, &pcfg), 0);
+	cr_assert_eq(rpma_conn_apply_remote_peer_cfg(conn, pcfg), 0);
+	cr_assert_eq(rpma_peer_cfg_delete(&pcfg), 0);
 	fake_fail_next(FAKE_OP_FLUSH, RPMA_E_NOSUPP);
 	cr_assert_eq(rpma_flush(conn, remote, 0, 8, RPMA_FLUSH_TYPE_VISIBILITY,
 				RPMA_F_COMPLETION_ALWAYS, NULL),
