@@ -368,7 +368,10 @@ static void bs_server(int cmd, int rep)
 			}
 		}
 		char k;
-		if (read(cmd, &k, 1) == 1) {
+		ssize_t got = read(cmd, &k, 1);
+		if (got == 0)
+			break; /* the client is gone (it failed): so is the server */
+		if (got == 1) {
 			if (k == 'q')
 				break;
 			struct bs_usage u;
