@@ -395,6 +395,7 @@ struct fab_srq {
 	uint32_t rq_size;
 	struct fab_conn *conns; /* the attached connections (fab_conn.srq_next) */
 	bool no_cancel_logged;	/* the provider cannot cancel receives: said once */
+	struct fid_ep *srx;	/* libfabric's own shared receive context, or NULL (emulated) */
 };
 
 /* typed accessors of the provider state of the core's objects */
@@ -561,6 +562,7 @@ int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, 
 int fab_srq_delete(struct rpma_srq *srq);
 int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t offset, size_t len,
 		 const void *op_context);
+int fab_srq_bind(struct fab_srq *srq, struct fid_ep *ep);
 int fab_srq_attach(struct fab_srq *srq, struct fab_conn *c);
 void fab_srq_detach(struct fab_srq *srq, struct fab_conn *c);
 bool fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b);

@@ -475,7 +475,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fab_cq_open(p, (size_t)setup->cq_size + setup->sq_size + 16, &c->txcq);
 	if (ret)
 		goto err;
-	ret = fab_cq_open(p, (size_t)setup->rq_size + 16, &c->rxcq);
+	/* with a shared receive context, every buffer of the SRQ may complete here */
+	size_t rx_want = setup->rq_size;
+	if (c->srq && c->srq->srx && c->srq->rq_size > rx_want)
+		rx_want = c->srq->rq_size;
+	ret = fab_cq_open(p, rx_want + 16, &c->rxcq);
 	if (ret)
 		goto err;
 	ret = fab_eq_open(p, &c->eq);
@@ -486,6 +490,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fi_ep_bind(c->ep, &c->rxcq->fid, FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, &c->eq->fid, 0);
+	if (!ret && c->srq)
+		ret = fab_srq_bind(c->srq, c->ep);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_ep_bind()");
 		ret = fab_err(ret);

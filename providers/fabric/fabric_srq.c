@@ -19,8 +19,22 @@
  * the bounce buffers are posted again at the new length (fewer of them when
  * they are long: FAB_BOUNCE_BUDGET).  A message that
  * reaches a bounce buffer before that (already in flight, or a transport
- * that cannot cancel receives, such as libfabric's verbs: then the old
- * buffers are used up one by one first) can still be truncated.
+ * that cannot cancel receives: then the old buffers are used up one by one
+ * first) can still be truncated.
+ *
+ * Over libfabric's verbs provider the emulation cannot keep that promise:
+ * its endpoints and shared receive contexts have no fi_cancel (fi_no_cancel
+ * in prov/verbs/src/verbs_ep.c), and a verbs receive queue hands the next
+ * message to the oldest posted receive, so a message longer than the bounce
+ * buffers posted before a longer buffer was posted lands in a short one and
+ * the queue pair fails (IBV_WC_LOC_LEN_ERR).  There the SRQ is libfabric's
+ * own shared receive context instead (fi_srx_context, an ibv_srq): buffers
+ * posted with rpma_srq_recv() go to it as they are, each connection's
+ * endpoint is bound to it, and a message completes on the receive CQ of the
+ * endpoint it arrived on (the queue pair's receive CQ), which is the
+ * connection's own: so the completion still names the connection.  No bounce
+ * buffer, no copy, no memory beyond what was posted, and every buffer takes a
+ * message of its own length, as on verbs.
  */
 
 #include <arpa/inet.h>
@@ -49,6 +63,33 @@ static size_t fab_bounce_count(size_t n, size_t size)
 	return fit < n ? fit : n;
 }
 
+/*
+ * fab_srx_open -- over libfabric's verbs, open the shared receive context the
+ * SRQ uses instead of the emulation (see the top of this file); elsewhere, or
+ * when libfabric refuses, s->srx stays NULL and the SRQ is emulated
+ */
+static void fab_srx_open(struct fab_srq *s)
+{
+	struct fab_peer *p = s->peer;
+	if (!p->verbs)
+		return;
+	struct fi_rx_attr attr = *p->info->rx_attr;
+	attr.caps = FI_MSG | FI_RECV;
+	attr.op_flags = 0;
+	attr.size = s->rq_size;
+	attr.iov_limit = 1;
+	int ret = fi_srx_context(p->domain, &attr, &s->srx, NULL);
+	if (ret) {
+		s->srx = NULL;
+		FAB_LOG_WARNING("libfabric provider %s refused a shared receive context (%s): the "
+				"SRQ is emulated, and a connection's internal buffers cannot grow "
+				"to a longer buffer posted after it attached",
+				p->info->fabric_attr->prov_name, fi_strerror(-ret));
+		return;
+	}
+	FAB_LOG_INFO("SRQ of %u buffers: libfabric's shared receive context", s->rq_size);
+}
+
 /* fab_srq_new -- an empty SRQ of rq_size buffers with an optional receive CQ */
 int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, struct rpma_cq *rcq,
 		uint32_t rcq_size)
@@ -72,6 +113,7 @@ int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, 
 		s->rcq = fab_cq(rcq);
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	fab_srx_open(s);
 	return 0;
 }
 
@@ -81,12 +123,21 @@ int fab_srq_delete(struct rpma_srq *srq)
 	struct fab_srq *s = fab_srq(srq);
 	if (s->pend_head)
 		FAB_LOG_WARNING("SRQ deleted while connections still use it");
+	int ret = 0;
+	if (s->srx) {
+		int r = fi_close(&s->srx->fid);
+		if (r) {
+			FAB_LOG_FI(r, "fi_close(srx)");
+			ret = fab_err(r);
+		}
+		s->srx = NULL;
+	}
 	if (s->rcq)
 		fab_cq_fini(s->rcq);
 	free(s->bufs);
 	s->bufs = NULL;
 	pthread_mutex_destroy(&s->lock);
-	return 0;
+	return ret;
 }
 
 static void fab_bounce_regrow_try(struct fab_srq *s, struct fab_conn *c);
@@ -281,6 +332,28 @@ bool fab_srq_arrived(struct fab_conn *c, struct fab_bounce *b)
 	return false;
 }
 
+/* fab_srx_recv -- post a buffer to libfabric's shared receive context */
+static int fab_srx_recv(struct fab_srq *s, const struct fab_srq_buf *u, void *desc)
+{
+	struct iovec iov = {.iov_base = u->ptr, .iov_len = u->len};
+	struct fi_msg msg = {
+		.msg_iov = &iov,
+		.desc = u->len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
+		.iov_count = u->len ? 1 : 0,
+		.context = (void *)u->op_context,
+	};
+	ssize_t ret = fi_recvmsg(s->srx, &msg, FI_COMPLETION);
+	if (ret == -FI_EAGAIN) {
+		FAB_LOG_ERROR("rpma_srq_recv: the shared RQ is full (%u buffers)", s->rq_size);
+		return RPMA_E_PROVIDER;
+	}
+	if (ret) {
+		FAB_LOG_FI((int)ret, "fi_recvmsg(srx)");
+		return fab_err((int)ret);
+	}
+	return 0;
+}
+
 /* fab_srq_recv -- post a buffer; a message already waiting takes it at once */
 int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t offset, size_t len,
 		 const void *op_context)
@@ -291,6 +364,8 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 		.len = len,
 		.op_context = op_context,
 	};
+	if (s->srx)
+		return fab_srx_recv(s, &u, fab_mr_desc(dst));
 	pthread_mutex_lock(&s->lock);
 	if (len > s->max_len) {
 		s->max_len = len;
@@ -328,9 +403,28 @@ int fab_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, size_t o
 	return 0;
 }
 
-/* fab_srq_attach -- give a new connection its bounce buffers and post them */
+/*
+ * fab_srq_bind -- bind a new connection's endpoint to the SRQ's shared receive
+ * context, if it has one (before fi_enable): a libfabric error code
+ */
+int fab_srq_bind(struct fab_srq *s, struct fid_ep *ep)
+{
+	return s->srx ? fi_ep_bind(ep, &s->srx->fid, 0) : 0;
+}
+
+/*
+ * fab_srq_attach -- give a new connection its bounce buffers and post them
+ * (with a shared receive context: only list the connection)
+ */
 int fab_srq_attach(struct fab_srq *s, struct fab_conn *c)
 {
+	if (s->srx) {
+		pthread_mutex_lock(&s->lock);
+		c->srq_next = s->conns;
+		s->conns = c;
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
 	pthread_mutex_lock(&s->lock);
 	size_t size = s->max_len > FAB_BOUNCE_MIN ? s->max_len : FAB_BOUNCE_MIN;
 	pthread_mutex_unlock(&s->lock);
