@@ -367,7 +367,7 @@ extern const struct rpma_provider rpma_provider_fabric;
  * with providers/module.c gets the functions declared below and log.h's
  * rpma_log_emit() as forwarders to them).
  */
-#define RPMA_PROVIDER_ABI_VERSION  1U
+#define RPMA_PROVIDER_ABI_VERSION  2U
 #define RPMA_PROVIDER_MODULE_ENTRY "rpma_provider_module"
 #define RPMA_PROVIDER_PATH_ENV	   "RPMA_PROVIDER_PATH"
 
@@ -375,8 +375,9 @@ extern const struct rpma_provider rpma_provider_fabric;
 struct rpma_core_services {
 	unsigned abi_version; /* RPMA_PROVIDER_ABI_VERSION of the core */
 	int (*log_enabled)(enum rpma_log_level level);
-	void (*log_emit)(enum rpma_log_level level, const char *file, int line, const char *func,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+	/* format the message once (the arguments in ap) and hand it to the log function */
+	void (*log_emitv)(enum rpma_log_level level, const char *file, int line, const char *func,
+			  const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 	struct rpma_peer *(*ep_peer)(const struct rpma_ep *ep);
 	struct rpma_peer *(*conn_req_peer)(const struct rpma_conn_req *req);
 	struct rpma_peer *(*conn_peer)(const struct rpma_conn *conn);
