@@ -499,7 +499,6 @@ bool fab_source_may_park(const struct fab_source *src, bool *briefly);
 int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,
 	       uint64_t *raddr, uint64_t *rkey);
 int fab_mr_dereg(struct rpma_mr_local *mr);
-int fab_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags);
 
 /* ----- fabric_ep.c */
 int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, const char *port);
