@@ -346,9 +346,12 @@ struct rpma_provider {
 extern const struct rpma_provider *const rpma_providers[];
 extern const char *const rpma_provider_modules;
 
-/* the providers' own tables (providers/<name>/<name>_provider.c) */
-extern const struct rpma_provider rpma_provider_verbs;
-extern const struct rpma_provider rpma_provider_fabric;
+/*
+ * A provider's table is rpma_provider_<name> (providers/<name>/<name>_provider.c);
+ * only the registries that link providers in (core/registry_static.c, the
+ * fault-injection tests) name them: the names of the providers librpma.so.0
+ * tries are the module list configure makes (RPMA_PROVIDER_AUTO).
+ */
 
 /*
  * ----- provider modules
