@@ -30,11 +30,12 @@ static struct fi_info *fab_hints(const struct fab_dev *d, uint64_t extra_caps)
 	return h;
 }
 
-/* fab_peer_init -- open the fabric and the domain; find out what they can do */
-int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
+/*
+ * fab_peer_getinfo -- p->info: the device's FI_EP_MSG entry with the most
+ * wanted optional capabilities libfabric grants, default op_flags cleared
+ */
+static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 {
-	struct fab_peer *p = fab_peer(peer);
-	struct fab_dev *d = dev;
 	/* the optional capabilities, most wanted first (FI_FENCE orders the emulated atomic write) */
 	static const uint64_t extras[] = {
 		FI_ATOMIC | FI_RMA_PMEM | FI_FENCE,
@@ -80,7 +81,12 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	/* every op says what it wants: default op_flags would apply to all (libfabric.md 11) */
 	p->info->tx_attr->op_flags = 0;
 	p->info->rx_attr->op_flags = 0;
+	return 0;
+}
 
+/* fab_peer_learn -- what p->info tells of addressing, keys, immediate data, ordering */
+static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
+{
 	/*
 	 * An mr_mode of exactly 1 is the legacy FI_MR_BASIC (virtual addresses,
 	 * provider keys); libfabric 2.x deprecates the name, the value stays.
@@ -103,65 +109,87 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 			  strcmp(d->prov_name, "sockets") != 0;
 	atomic_init(&p->refused_reqs, 0);
 	atomic_init(&p->access_errors, 0);
+}
 
-	/* FI_COMMIT_COMPLETE must be accepted as a completion level too */
-	/* (no memory for the hints: fail rather than open a peer with fewer capabilities) */
+/*
+ * fab_peer_accepts -- does the device also take tx op_flags (with the extra
+ * caps)?  false when not, or out of memory (*nomem set)
+ */
+static bool fab_peer_accepts(const struct fab_dev *d, uint64_t extra_caps, uint64_t op_flags,
+			     bool *nomem)
+{
+	struct fi_info *h = fab_hints(d, extra_caps);
+	if (h == NULL) {
+		*nomem = true;
+		return false;
+	}
+	h->tx_attr->op_flags = op_flags;
+	struct fi_info *l2 = NULL;
+	bool ok = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0;
+	if (ok)
+		fi_freeinfo(l2);
+	fi_freeinfo(h);
+	return ok;
+}
+
+/*
+ * fab_peer_completions -- the completion levels the device accepts:
+ * FI_COMMIT_COMPLETE (with FI_RMA_PMEM: persistent flush) and
+ * FI_DELIVERY_COMPLETE (a write fails when the target refuses it).  No
+ * memory for the hints: RPMA_E_NOMEM rather than a peer with fewer capabilities.
+ */
+static int fab_peer_completions(struct fab_peer *p, const struct fab_dev *d)
+{
+	bool nomem = false;
 	if (p->info->caps & FI_RMA_PMEM) {
-		struct fi_info *h = fab_hints(d, FI_RMA_PMEM);
-		if (h == NULL)
+		p->has_commit = fab_peer_accepts(d, FI_RMA_PMEM, FI_COMMIT_COMPLETE, &nomem);
+		if (nomem)
 			goto err_nomem;
-		h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
-		struct fi_info *l2 = NULL;
-		if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
-			p->has_commit = true;
-			fi_freeinfo(l2);
-		}
-		fi_freeinfo(h);
 	}
+	p->has_delivery = fab_peer_accepts(d, p->info->caps & (FI_RMA_PMEM | FI_ATOMIC),
+					   FI_DELIVERY_COMPLETE, &nomem);
+	if (nomem)
+		goto err_nomem;
+	return 0;
 
-	/* FI_DELIVERY_COMPLETE lets a write fail when the target refuses it */
-	{
-		struct fi_info *h = fab_hints(d, p->info->caps & (FI_RMA_PMEM | FI_ATOMIC));
-		if (h == NULL)
-			goto err_nomem;
-		h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-		struct fi_info *l2 = NULL;
-		if (fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &l2) == 0) {
-			p->has_delivery = true;
-			fi_freeinfo(l2);
-		}
-		fi_freeinfo(h);
-	}
+err_nomem:
+	FAB_LOG_ERROR("out of memory");
+	return RPMA_E_NOMEM;
+}
 
-	ret = fi_fabric(p->info->fabric_attr, &p->fabric, NULL);
+/* fab_peer_open -- open the fabric and the domain; is the atomic write native? */
+static int fab_peer_open(struct fab_peer *p)
+{
+	int ret = fi_fabric(p->info->fabric_attr, &p->fabric, NULL);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_fabric()");
-		ret = fab_err(ret);
-		goto err_info;
+		return fab_err(ret);
 	}
 	ret = fi_domain(p->fabric, p->info, &p->domain, NULL);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_domain()");
-		ret = fab_err(ret);
-		goto err_fabric;
+		fi_close(&p->fabric->fid);
+		return fab_err(ret);
 	}
 	if (p->info->caps & FI_ATOMIC) {
 		struct fi_atomic_attr aattr;
 		p->has_atomic =
 			fi_query_atomic(p->domain, FI_UINT64, FI_ATOMIC_WRITE, &aattr, 0) == 0;
 	}
-	ret = fab_progress_start(p);
-	if (ret)
-		goto err_domain;
+	return 0;
+}
 
-	*caps = 0;
+/* fab_peer_caps -- the device-dependent RPMA_PROV_CAP_* bits; log what the peer can do */
+static uint64_t fab_peer_caps(const struct fab_peer *p, const struct fab_dev *d)
+{
+	uint64_t caps = 0;
 	if (p->has_atomic)
-		*caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
+		caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
 	if (p->rx_cq_data || p->imm_emulated)
-		*caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
+		caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
 	FAB_LOG_INFO("peer on %s/%s/%s: mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
 		     "persistent flush %s, write with immediate data %s",
-		     d->prov_name, d->fabric_name, d->domain_name, (unsigned long)mm,
+		     d->prov_name, d->fabric_name, d->domain_name, (unsigned long)p->mr_mode,
 		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
 		     p->has_atomic ? "native" : "emulated",
 		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported",
@@ -172,20 +200,39 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 		FAB_LOG_NOTICE("a write with immediate data takes no receive on this transport");
 	if (!p->has_atomic && !p->in_order && !p->has_fence)
 		FAB_LOG_NOTICE("atomic write is not ordered after flushes on this transport");
+	return caps;
+}
+
+/* fab_peer_init -- open the fabric and the domain; find out what they can do */
+int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
+{
+	struct fab_peer *p = fab_peer(peer);
+	const struct fab_dev *d = dev;
+
+	int ret = fab_peer_getinfo(p, d);
+	if (ret)
+		return ret;
+	fab_peer_learn(p, d);
+	ret = fab_peer_completions(p, d);
+	if (ret)
+		goto err_info;
+	ret = fab_peer_open(p);
+	if (ret)
+		goto err_info;
+	ret = fab_progress_start(p);
+	if (ret)
+		goto err_domain;
+
+	*caps = fab_peer_caps(p, d);
 	return 0;
 
 err_domain:
 	fi_close(&p->domain->fid);
-err_fabric:
 	fi_close(&p->fabric->fid);
 err_info:
 	fi_freeinfo(p->info);
 	p->info = NULL;
 	return ret;
-err_nomem:
-	FAB_LOG_ERROR("out of memory");
-	ret = RPMA_E_NOMEM;
-	goto err_info;
 }
 
 /* fab_peer_fini -- stop the progress thread, close the domain and the fabric */

@@ -126,6 +126,185 @@ static bool fab_source_park(struct fab_source *src, bool *briefly)
 	return park;
 }
 
+/* what one round of the progress thread works on (the thread's own, grown as needed) */
+struct fab_round {
+	struct fab_source **snap; /* the registered sources, copied under the lock */
+	struct fid **fids;	  /* the ones fi_trywait() checks */
+	struct pollfd *pfds;	  /* the wake fd, then the sources' wait fds */
+	size_t cap;		  /* entries of each of the three arrays */
+	size_t n;		  /* sources in snap */
+	/* what draining found (fab_progress_drain) */
+	int timeout;  /* ms until the nearest deadline (1000 at most: a safety net) */
+	bool nofd;    /* a source without a wait fd: it must be polled */
+	bool parked;  /* a source the user drains is left alone for a while */
+	bool briefly; /* ... but only for FAB_PARK_MS */
+	/* fi_trywait() */
+	int eagain;  /* successive -FI_EAGAIN answers */
+	bool warned; /* its failure was logged */
+};
+
+/* fab_round_grow -- room for n sources (and the wake fd); false when out of memory */
+static bool fab_round_grow(struct fab_round *r, size_t n)
+{
+	if (n + 1 <= r->cap)
+		return true;
+	size_t ncap = (n + 1) * 2;
+	struct fab_source **ns = realloc(r->snap, ncap * sizeof(*ns));
+	if (ns)
+		r->snap = ns;
+	struct fid **nf = realloc(r->fids, ncap * sizeof(*nf));
+	if (nf)
+		r->fids = nf;
+	struct pollfd *np = realloc(r->pfds, ncap * sizeof(*np));
+	if (np)
+		r->pfds = np;
+	if (!ns || !nf || !np)
+		return false;
+	r->cap = ncap;
+	return true;
+}
+
+/*
+ * fab_progress_snapshot -- copy the registered sources into r->snap and tell
+ * fab_source_remove() waiters that this round no longer uses removed ones;
+ * 1: the thread must stop, 0: go on, -1: out of memory (try again)
+ */
+static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
+{
+	struct fab_progress *pr = &p->prog;
+	pthread_mutex_lock(&pr->lock);
+	if (pr->stop) {
+		pthread_mutex_unlock(&pr->lock);
+		return 1;
+	}
+	size_t n = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next)
+		n++;
+	if (!fab_round_grow(r, n)) {
+		pthread_mutex_unlock(&pr->lock);
+		return -1;
+	}
+	n = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next)
+		r->snap[n++] = s;
+	r->n = n;
+	pr->seen_gen = pr->gen;
+	pthread_cond_broadcast(&pr->cond);
+	pthread_mutex_unlock(&pr->lock);
+	return 0;
+}
+
+/*
+ * fab_progress_drain -- drain every source of the round (but parked ones the
+ * user drains), fire expired deadlines, note the nearest one, sources
+ * without a wait fd and the ones that park
+ */
+static void fab_progress_drain(struct fab_round *r)
+{
+	r->timeout = 1000; /* a safety net; every change kicks the thread */
+	r->nofd = r->parked = r->briefly = false;
+	uint64_t now = fab_now_ns();
+	for (size_t i = 0; i < r->n; i++) {
+		struct fab_source *s = r->snap[i];
+		/* a parked source the user still drains needs nothing from us */
+		if (!atomic_load(&s->parked) ||
+		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains)
+			fab_source_drain(s);
+		uint64_t dl = atomic_load(&s->deadline_ns);
+		if (dl != 0) {
+			if (dl <= now) {
+				atomic_store(&s->deadline_ns, 0);
+				if (s->expire)
+					s->expire(s);
+			} else {
+				uint64_t ms = (dl - now) / 1000000 + 1;
+				if (ms < (uint64_t)r->timeout)
+					r->timeout = (int)ms;
+			}
+		}
+		if (s->fd < 0)
+			r->nofd = true;
+		bool b;
+		if (fab_source_park(s, &b)) {
+			r->parked = true;
+			r->briefly |= b;
+		}
+	}
+}
+
+/*
+ * fab_progress_timeout -- how long the round's poll may sleep: 1 ms when a
+ * source has no wait fd; while sources park, at most the parking interval,
+ * which doubles (up to FAB_PARK_MAX_MS) as long as the user keeps polling
+ */
+static void fab_progress_timeout(struct fab_progress *pr, struct fab_round *r)
+{
+	if (r->nofd && r->timeout > 1)
+		r->timeout = 1;
+	if (r->parked) {
+		/* the user keeps polling: look less often (but see briefly) */
+		if (r->briefly)
+			pr->park_ms = FAB_PARK_MS;
+		if (r->timeout > pr->park_ms)
+			r->timeout = pr->park_ms;
+		if (!r->briefly && pr->park_ms < FAB_PARK_MAX_MS)
+			pr->park_ms *= 2;
+	} else {
+		pr->park_ms = FAB_PARK_MS;
+	}
+}
+
+/*
+ * fab_progress_trywait -- may the thread sleep on the wait fds of the
+ * sources it watches (fi_trywait())?  false: something arrived meanwhile,
+ * drain again (three times in a row at most, then sleep 1 ms: never spin)
+ */
+static bool fab_progress_trywait(struct fab_peer *p, struct fab_round *r)
+{
+	size_t nf = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->snap[i]->fd >= 0 && !atomic_load(&r->snap[i]->parked))
+			r->fids[nf++] = r->snap[i]->fid;
+	int ret = nf ? fi_trywait(p->fabric, r->fids, (int)nf) : 0;
+	if (ret == -FI_EAGAIN) {
+		if (++r->eagain < 4)
+			return false;
+		r->timeout = 1;
+		return true;
+	}
+	r->eagain = 0;
+	if (ret != 0) {
+		if (!r->warned)
+			FAB_LOG_WARNING("fi_trywait: %s; polling every 5 ms", fi_strerror(-ret));
+		r->warned = true;
+		if (r->timeout > 5)
+			r->timeout = 5;
+	}
+	return true;
+}
+
+/* fab_progress_poll -- sleep until the wake fd or a watched wait fd fires, or the timeout */
+static void fab_progress_poll(struct fab_progress *pr, struct fab_round *r)
+{
+	size_t m = 0;
+	r->pfds[m].fd = pr->wake_fd;
+	r->pfds[m].events = POLLIN;
+	r->pfds[m++].revents = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->snap[i]->fd < 0 || atomic_load(&r->snap[i]->parked))
+			continue;
+		r->pfds[m].fd = r->snap[i]->fd;
+		r->pfds[m].events = POLLIN;
+		r->pfds[m++].revents = 0;
+	}
+	int ret = poll(r->pfds, m, r->timeout);
+	if (ret > 0 && (r->pfds[0].revents & POLLIN)) {
+		uint64_t v;
+		if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+	}
+}
+
 /*
  * fab_progress_thread -- drain every registered CQ and EQ, then sleep until
  * one of their wait fds (or the wake fd) fires; fi_trywait() tells when
@@ -135,137 +314,28 @@ static bool fab_source_park(struct fab_source *src, bool *briefly)
 static void *fab_progress_thread(void *arg)
 {
 	struct fab_peer *p = arg;
-	struct fab_progress *pr = &p->prog;
+	struct fab_round r = {0};
 	/* a name for ps, top, gdb (at most 15 characters); failing to set it is harmless */
 	(void)pthread_setname_np(pthread_self(), FAB_PROGRESS_NAME);
-	struct fab_source **snap = NULL;
-	struct fid **fids = NULL;
-	struct pollfd *pfds = NULL;
-	size_t cap = 0;
-	int eagain = 0;
-	bool warned = false;
 
 	for (;;) {
-		pthread_mutex_lock(&pr->lock);
-		if (pr->stop) {
-			pthread_mutex_unlock(&pr->lock);
+		int ret = fab_progress_snapshot(p, &r);
+		if (ret > 0)
 			break;
+		if (ret < 0) {
+			FAB_LOG_ERROR("progress thread: out of memory, retrying");
+			usleep(1000);
+			continue;
 		}
-		size_t n = 0;
-		for (struct fab_source *s = pr->sources; s; s = s->next)
-			n++;
-		if (n + 1 > cap) {
-			size_t ncap = (n + 1) * 2;
-			struct fab_source **ns = realloc(snap, ncap * sizeof(*ns));
-			if (ns)
-				snap = ns;
-			struct fid **nf = realloc(fids, ncap * sizeof(*nf));
-			if (nf)
-				fids = nf;
-			struct pollfd *np = realloc(pfds, ncap * sizeof(*np));
-			if (np)
-				pfds = np;
-			if (!ns || !nf || !np) {
-				pthread_mutex_unlock(&pr->lock);
-				FAB_LOG_ERROR("progress thread: out of memory, retrying");
-				usleep(1000);
-				continue;
-			}
-			cap = ncap;
-		}
-		n = 0;
-		for (struct fab_source *s = pr->sources; s; s = s->next)
-			snap[n++] = s;
-		pr->seen_gen = pr->gen;
-		pthread_cond_broadcast(&pr->cond);
-		pthread_mutex_unlock(&pr->lock);
-
-		int timeout = 1000; /* a safety net; every change kicks the thread */
-		bool nofd = false, parked = false, briefly = false;
-		uint64_t now = fab_now_ns();
-		for (size_t i = 0; i < n; i++) {
-			struct fab_source *s = snap[i];
-			/* a parked source the user still drains needs nothing from us */
-			if (!atomic_load(&s->parked) ||
-			    atomic_load_explicit(&s->user_drains, memory_order_acquire) ==
-				    s->seen_drains)
-				fab_source_drain(s);
-			uint64_t dl = atomic_load(&s->deadline_ns);
-			if (dl != 0) {
-				if (dl <= now) {
-					atomic_store(&s->deadline_ns, 0);
-					if (s->expire)
-						s->expire(s);
-				} else {
-					uint64_t ms = (dl - now) / 1000000 + 1;
-					if (ms < (uint64_t)timeout)
-						timeout = (int)ms;
-				}
-			}
-			if (s->fd < 0)
-				nofd = true;
-			bool b;
-			if (fab_source_park(s, &b)) {
-				parked = true;
-				briefly |= b;
-			}
-		}
-		if (nofd && timeout > 1)
-			timeout = 1;
-		if (parked) {
-			/* the user keeps polling: look less often (but see briefly) */
-			if (briefly)
-				pr->park_ms = FAB_PARK_MS;
-			if (timeout > pr->park_ms)
-				timeout = pr->park_ms;
-			if (!briefly && pr->park_ms < FAB_PARK_MAX_MS)
-				pr->park_ms *= 2;
-		} else {
-			pr->park_ms = FAB_PARK_MS;
-		}
-
-		size_t nf = 0;
-		for (size_t i = 0; i < n; i++)
-			if (snap[i]->fd >= 0 && !atomic_load(&snap[i]->parked))
-				fids[nf++] = snap[i]->fid;
-		int ret = nf ? fi_trywait(p->fabric, fids, (int)nf) : 0;
-		if (ret == -FI_EAGAIN) {
-			/* something arrived meanwhile: drain again, but never spin */
-			if (++eagain < 4)
-				continue;
-			timeout = 1;
-		} else {
-			eagain = 0;
-			if (ret != 0) {
-				if (!warned)
-					FAB_LOG_WARNING("fi_trywait: %s; polling every 5 ms",
-							fi_strerror(-ret));
-				warned = true;
-				if (timeout > 5)
-					timeout = 5;
-			}
-		}
-		size_t m = 0;
-		pfds[m].fd = pr->wake_fd;
-		pfds[m].events = POLLIN;
-		pfds[m++].revents = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (snap[i]->fd < 0 || atomic_load(&snap[i]->parked))
-				continue;
-			pfds[m].fd = snap[i]->fd;
-			pfds[m].events = POLLIN;
-			pfds[m++].revents = 0;
-		}
-		int r = poll(pfds, m, timeout);
-		if (r > 0 && (pfds[0].revents & POLLIN)) {
-			uint64_t v;
-			if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
-		}
+		fab_progress_drain(&r);
+		fab_progress_timeout(&p->prog, &r);
+		if (!fab_progress_trywait(p, &r))
+			continue;
+		fab_progress_poll(&p->prog, &r);
 	}
-	free(snap);
-	free(fids);
-	free(pfds);
+	free(r.snap);
+	free(r.fids);
+	free(r.pfds);
 	return NULL;
 }
 
