@@ -32,6 +32,17 @@ for lib in $pcreq; do
 	esac
 done
 
+# 1c. a module's message reaches the log function whole: the core formats it once (no
+# intermediate buffer in the module cuts it short); the fabric provider's refusal of a
+# 600-character address names the address and goes on after it
+long=$(printf 'h%.0s' $(seq 600))
+msg=$(RPMA_PROVIDER=fabric "$sel" "$long" 2>&1 | grep -F "fabric: " | grep -F "$long")
+echo "fabric refusal of a 600-character address: ${#msg} characters logged"
+case $msg in
+*"$long ("*) ;;
+*) bad "the fabric provider's message about a 600-character address was cut: ${msg:0:120}..." ;;
+esac
+
 # 2. a program that makes no transport call loads no transport library
 loaded=$(LD_DEBUG=files "$sel" 2>&1 >/dev/null | grep -oE 'file=[^ ]*(libfabric|libibverbs|librdmacm|librpma-)[^ ]*' | sort -u | tr '\n' ' ')
 echo "loaded without a transport call: ${loaded:-nothing}"
