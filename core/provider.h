@@ -321,7 +321,7 @@ struct rpma_provider_ops {
 /* clang-format on */
 
 struct rpma_provider {
-	const char *name;	 /* "verbs", "fabric": the value of RPMA_PROVIDER */
+	const char *name;	 /* the value of RPMA_PROVIDER; a module is librpma-<name>.so */
 	const char *description; /* one line for logs and rpma-info */
 	uint64_t caps;		 /* static RPMA_PROV_CAP_* bits */
 	/* sizes of the private state the core allocates per object */
