@@ -49,9 +49,9 @@ int rpma_log_enabled(enum rpma_log_level level)
 	       atomic_load(&rpma_log_fn) != NULL;
 }
 
-/* rpma_log_emit -- format one message and hand it to the log function */
-void rpma_log_emit(enum rpma_log_level level, const char *file, int line, const char *func,
-		   const char *fmt, ...)
+/* rpma_log_emitv -- format one message (arguments in ap) and hand it to the log function */
+void rpma_log_emitv(enum rpma_log_level level, const char *file, int line, const char *func,
+		    const char *fmt, va_list ap)
 {
 	if (!rpma_log_enabled(level))
 		return;
@@ -62,15 +62,22 @@ void rpma_log_emit(enum rpma_log_level level, const char *file, int line, const 
 
 	int saved_errno = errno;
 	char msg[RPMA_LOG_MSG_MAX];
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		msg[0] = '\0';
 
 	fn(level, file, line, func, "%s", msg);
 	errno = saved_errno;
+}
+
+/* rpma_log_emit -- format one message and hand it to the log function */
+void rpma_log_emit(enum rpma_log_level level, const char *file, int line, const char *func,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	rpma_log_emitv(level, file, line, func, fmt, ap);
+	va_end(ap);
 }
 
 /* rpma_log_set_threshold -- change the main or the auxiliary threshold */

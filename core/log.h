@@ -5,6 +5,7 @@
 #define RPMA_LOG_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "librpma.h"
@@ -15,6 +16,10 @@
  */
 void rpma_log_emit(enum rpma_log_level level, const char *file, int line, const char *func,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* rpma_log_emitv -- rpma_log_emit() with the arguments in ap (one formatting, ap consumed) */
+void rpma_log_emitv(enum rpma_log_level level, const char *file, int line, const char *func,
+		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
 /* rpma_log_enabled -- would a message of this level be emitted? (cheap) */
 int rpma_log_enabled(enum rpma_log_level level);

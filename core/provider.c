@@ -152,7 +152,7 @@ static void rpma_provider_scan(void)
 static const struct rpma_core_services rpma_core_services = {
 	.abi_version = RPMA_PROVIDER_ABI_VERSION,
 	.log_enabled = rpma_log_enabled,
-	.log_emit = rpma_log_emit,
+	.log_emitv = rpma_log_emitv,
 	.ep_peer = rpma_ep_peer,
 	.conn_req_peer = rpma_conn_req_peer,
 	.conn_peer = rpma_conn_peer,

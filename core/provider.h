@@ -321,7 +321,7 @@ struct rpma_provider_ops {
 /* clang-format on */
 
 struct rpma_provider {
-	const char *name;	 /* "verbs", "fabric": the value of RPMA_PROVIDER */
+	const char *name;	 /* the value of RPMA_PROVIDER; a module is librpma-<name>.so */
 	const char *description; /* one line for logs and rpma-info */
 	uint64_t caps;		 /* static RPMA_PROV_CAP_* bits */
 	/* sizes of the private state the core allocates per object */
@@ -346,9 +346,12 @@ struct rpma_provider {
 extern const struct rpma_provider *const rpma_providers[];
 extern const char *const rpma_provider_modules;
 
-/* the providers' own tables (providers/<name>/<name>_provider.c) */
-extern const struct rpma_provider rpma_provider_verbs;
-extern const struct rpma_provider rpma_provider_fabric;
+/*
+ * A provider's table is rpma_provider_<name> (providers/<name>/<name>_provider.c);
+ * only the registries that link providers in (core/registry_static.c, the
+ * fault-injection tests) name them: the names of the providers librpma.so.0
+ * tries are the module list configure makes (RPMA_PROVIDER_AUTO).
+ */
 
 /*
  * ----- provider modules
@@ -367,7 +370,7 @@ extern const struct rpma_provider rpma_provider_fabric;
  * with providers/module.c gets the functions declared below and log.h's
  * rpma_log_emit() as forwarders to them).
  */
-#define RPMA_PROVIDER_ABI_VERSION  1U
+#define RPMA_PROVIDER_ABI_VERSION  2U
 #define RPMA_PROVIDER_MODULE_ENTRY "rpma_provider_module"
 #define RPMA_PROVIDER_PATH_ENV	   "RPMA_PROVIDER_PATH"
 
@@ -375,8 +378,9 @@ extern const struct rpma_provider rpma_provider_fabric;
 struct rpma_core_services {
 	unsigned abi_version; /* RPMA_PROVIDER_ABI_VERSION of the core */
 	int (*log_enabled)(enum rpma_log_level level);
-	void (*log_emit)(enum rpma_log_level level, const char *file, int line, const char *func,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+	/* format the message once (the arguments in ap) and hand it to the log function */
+	void (*log_emitv)(enum rpma_log_level level, const char *file, int line, const char *func,
+			  const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 	struct rpma_peer *(*ep_peer)(const struct rpma_ep *ep);
 	struct rpma_peer *(*conn_req_peer)(const struct rpma_conn_req *req);
 	struct rpma_peer *(*conn_peer)(const struct rpma_conn *conn);
@@ -394,6 +398,61 @@ struct rpma_core_services {
 /* the type of a module's RPMA_PROVIDER_MODULE_ENTRY */
 typedef const struct rpma_provider *rpma_provider_module_fn(const struct rpma_core_services *core,
 							    unsigned *abi_version);
+
+/*
+ * ----- what a transport does where the API leaves the outcome to it
+ *
+ * A module may also export RPMA_PROVIDER_TRAITS_ENTRY, a function of type
+ * rpma_provider_traits_fn that fills struct rpma_provider_traits.  The core
+ * never reads it: it is how the tests (tests/integration, tests/threads) learn
+ * what to expect of the provider they run over, instead of comparing provider
+ * names, so a new provider runs them by declaring its traits.  A module that
+ * exports none is tested as its traits' zero values describe.  The function
+ * may look at the environment the transport reads (e.g. FI_PROVIDER).
+ */
+#define RPMA_PROVIDER_TRAITS_ENTRY "rpma_provider_traits"
+
+struct rpma_provider_traits {
+	/* private data a connect / an accept carries at most (the API's own limit is 255) */
+	unsigned pdata_connect_max;
+	unsigned pdata_accept_max;
+	/* private data arrives padded with zeros to the size of the transport's field */
+	bool pdata_padded;
+	/*
+	 * the side that disconnects first gets RPMA_CONN_CLOSED only once the
+	 * other side disconnected too (rdma_cm); else at once
+	 */
+	bool close_waits_for_peer;
+	/* connections are made over a plain TCP connection to addr:port (a mute TCP listener holds one) */
+	bool plain_tcp_connect;
+	/* the event of a connect toward a port nobody listens on */
+	enum rpma_conn_event refused_event;
+	/*
+	 * an operation with a key the target does not know ends the connection
+	 * (RPMA_CONN_LOST); else the queue pair goes to the error state
+	 * without a connection event (the failed operation's completion first,
+	 * later ones flushed in order with IBV_WC_WR_FLUSH_ERR)
+	 */
+	bool bad_key_breaks_conn;
+	/* rpma_flush(PERSISTENT) can make writes durable (else it is RPMA_E_NOSUPP) */
+	bool persistent_flush;
+	/* a device may report on-demand paging (else rpma_utils_ibv_context_is_odp_capable says 0) */
+	bool odp_possible;
+	/* rpma_mr_advise() reaches the transport (else it is RPMA_E_NOSUPP) */
+	bool mr_advise;
+	/*
+	 * when the provider draws remote keys itself (offset-addressed regions):
+	 * the smallest it draws, bit 31 left out (0: the transport chooses keys)
+	 */
+	uint32_t drawn_key_min;
+	/* threads named "rpma-progress" the provider runs per peer */
+	int progress_threads_per_peer;
+	/* what the provider's log messages start with */
+	const char *log_prefix;
+};
+
+/* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */
+typedef void rpma_provider_traits_fn(struct rpma_provider_traits *traits);
 
 /* ----- services of the core for providers (implemented in core/) */
 

@@ -5,6 +5,10 @@
 
 #include "provider.h"
 
+/* the tables of the providers this program links in */
+extern const struct rpma_provider rpma_provider_verbs;
+extern const struct rpma_provider rpma_provider_fabric;
+
 /* the linked-in providers: verbs first, then fabric (NULL-terminated) */
 const struct rpma_provider *const rpma_providers[] = {
 #ifdef RPMA_HAVE_VERBS

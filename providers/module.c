@@ -48,23 +48,14 @@ int rpma_log_enabled(enum rpma_log_level level)
 	return rpma_core->log_enabled(level);
 }
 
-/* rpma_log_emit -- format the message here and hand it to the core's log */
+/* rpma_log_emit -- hand the message to the core's log, which formats it (once) */
 void rpma_log_emit(enum rpma_log_level level, const char *file, int line, const char *func,
 		   const char *fmt, ...)
 {
-	if (!rpma_core->log_enabled(level))
-		return;
-
-	int saved_errno = errno;
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	rpma_core->log_emitv(level, file, line, func, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		msg[0] = '\0';
-	errno = saved_errno;
-	rpma_core->log_emit(level, file, line, func, "%s", msg);
 }
 
 /* rpma_ep_peer -- the peer an endpoint was made from (the core's) */

@@ -450,10 +450,13 @@ static inline void *fab_mr_addr(const struct rpma_mr_local *m, size_t offset)
 int fab_err(int fi_ret);
 uint64_t fab_now_ns(void);
 
-/* ----- fabric_peer.c: the peer, the progress engine and the event queues */
-int fab_eventfd(int flags);
+/* ----- fabric_peer.c: the peer */
 int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int fab_peer_fini(struct rpma_peer *peer);
+
+/* ----- fabric_progress.c: the progress engine */
+int fab_progress_start(struct fab_peer *p);
+void fab_progress_stop(struct fab_peer *p);
 void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
 		     fab_drain_fn *drain, void *arg);
 void fab_source_add(struct fab_peer *peer, struct fab_source *src);
@@ -461,10 +464,14 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);
 void fab_progress_kick(struct fab_peer *peer);
 void fab_source_drain(struct fab_source *src);
+
+/* ----- fabric_key.c: keys and registration */
 int fab_peer_new_key(uint32_t *key);
 int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access, bool pmem,
 		 struct fid_mr **mr, void **desc, uint64_t *key);
 
+/* ----- fabric_evq.c: the software event queues */
+int fab_eventfd(int flags);
 int fab_evq_init(struct fab_evq *q);
 void fab_evq_fini(struct fab_evq *q);
 int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info);
@@ -500,7 +507,6 @@ bool fab_source_may_park(const struct fab_source *src, bool *briefly);
 int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,
 	       uint64_t *raddr, uint64_t *rkey);
 int fab_mr_dereg(struct rpma_mr_local *mr);
-int fab_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags);
 
 /* ----- fabric_ep.c */
 int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, const char *port);

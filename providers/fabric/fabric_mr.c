@@ -57,10 +57,3 @@ int fab_mr_dereg(struct rpma_mr_local *mr)
 	}
 	return 0;
 }
-
-/* fab_mr_advise -- libfabric has no counterpart of ibv_advise_mr() */
-int fab_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags)
-{
-	FAB_LOG_ERROR("rpma_mr_advise: libfabric has no memory advice (ibv_advise_mr) operation");
-	return RPMA_E_NOSUPP;
-}

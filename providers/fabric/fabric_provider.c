@@ -306,7 +306,7 @@ static const struct rpma_provider_ops fab_ops = {
 	.peer_max_msg_size = fab_peer_max_msg_size,
 	.mr_reg = fab_mr_reg,
 	.mr_dereg = fab_mr_dereg,
-	.mr_advise = fab_mr_advise,
+	/* .mr_advise: none, libfabric has no counterpart of ibv_advise_mr() (core: RPMA_E_NOSUPP) */
 	.ep_listen = fab_ep_listen,
 	.ep_shutdown = fab_ep_shutdown,
 	.ep_get_fd = fab_ep_get_fd,

@@ -18,8 +18,11 @@
 
 const struct rpma_provider *rpma_provider_module(const struct rpma_core_services *core,
 						 unsigned *abi_version);
+void rpma_provider_traits(struct rpma_provider_traits *traits);
 
 static struct rpma_provider_ops relay_ops;
+/* the next provider's traits, or NULL when its module declares none */
+static rpma_provider_traits_fn *relay_next_traits;
 static struct rpma_provider relay_provider;
 
 /* relay_open -- dlopen() librpma-<name>.so from the first directory of RPMA_PROVIDER_PATH holding it */
@@ -81,9 +84,19 @@ const struct rpma_provider *rpma_provider_module(const struct rpma_core_services
 		       sizeof(relay_ops.op));
 	RPMA_PROVIDER_MANDATORY_OPS(RELAY_DROP)
 #undef RELAY_DROP
+	sym = dlsym(handle, RPMA_PROVIDER_TRAITS_ENTRY);
+	memcpy(&relay_next_traits, &sym, sizeof(relay_next_traits));
 	relay_provider = *next;
 	relay_provider.name = "relay";
 	relay_provider.description = "a test provider handing every op to another module";
 	relay_provider.ops = &relay_ops;
 	return &relay_provider;
+}
+
+/* rpma_provider_traits -- the transport is the next provider's, so are its traits */
+void rpma_provider_traits(struct rpma_provider_traits *traits)
+{
+	memset(traits, 0, sizeof(*traits));
+	if (relay_next_traits != NULL)
+		relay_next_traits(traits);
 }

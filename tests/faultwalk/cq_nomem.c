@@ -41,6 +41,9 @@
 
 #include "provider.h"
 
+/* the provider this program tests, linked in */
+extern const struct rpma_provider rpma_provider_fabric;
+
 /* the providers of this program: the fabric one only */
 const struct rpma_provider *const rpma_providers[] = {
 	&rpma_provider_fabric,

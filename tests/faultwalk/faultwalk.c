@@ -3,7 +3,8 @@
  * faultwalk.c -- fault injection over a real provider: every allocation and
  * every provider call of the set-up and teardown paths fails in turn
  *
- * usage: faultwalk [PROVIDER [ADDR]]   (default: fabric 127.0.0.1)
+ * usage: faultwalk [PROVIDER [ADDR]]   (default: RPMA_PROVIDER, else the first linked
+ *                                      provider serving ADDR; 127.0.0.1)
  *
  * The program is linked with core/libcore.la, the providers' convenience
  * libraries and, instead of core/registry.c, its own registry: the provider
@@ -51,7 +52,9 @@
  * library's messages on stderr), FAULTWALK_PORT (first port to try; default
  * from the pid), FAULTWALK_DEVICE_PER_CHILD=0|1 (whether each child finds
  * the device itself, before it counts anything, or the parent once before
- * the first fork; default: per child but for fabric).  Exit status: 0 clean walk, 1 a violation, 77 the provider is not
+ * the first fork; default: per child for a provider whose devices are real
+ * struct ibv_context (RPMA_PROV_CAP_IBV_CONTEXT: not for use across fork()),
+ * once otherwise).  Exit status: 0 clean walk, 1 a violation, 77 the provider is not
  * built or serves no device on ADDR.
  */
 
@@ -78,6 +81,10 @@
 
 #include "librpma.h"
 #include "provider.h"
+
+/* the providers this program can walk, linked in */
+extern const struct rpma_provider rpma_provider_verbs;
+extern const struct rpma_provider rpma_provider_fabric;
 
 #ifndef LIBRPMA_PROVIDER_PLUGGABLE
 #error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
@@ -497,6 +504,43 @@ static int fw_srq_recv(struct rpma_srq *srq, const struct rpma_mr_local *dst, si
 {
 	return fw_dp("srq_recv") ? RPMA_E_PROVIDER
 				 : fw_real->srq_recv(srq, dst, offset, len, op_context);
+}
+
+/* the linked-in providers (NULL-terminated), in the order of automatic selection */
+static const struct rpma_provider *const fw_linked[] = {
+#ifdef RPMA_HAVE_VERBS
+	&rpma_provider_verbs,
+#endif
+#ifdef RPMA_HAVE_FABRIC
+	&rpma_provider_fabric,
+#endif
+	NULL,
+};
+
+/* fw_default_provider -- RPMA_PROVIDER, else the first linked provider serving addr (or NULL) */
+static const char *fw_default_provider(const char *addr)
+{
+	const char *env = getenv("RPMA_PROVIDER");
+	if (env != NULL && *env != '\0')
+		return env;
+	for (int i = 0; fw_linked[i] != NULL; i++) {
+		void *dev = NULL;
+		if (fw_linked[i]->ops->device_get(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev) != 0)
+			continue;
+		if (fw_linked[i]->ops->device_put != NULL)
+			fw_linked[i]->ops->device_put(dev);
+		return fw_linked[i]->name;
+	}
+	return NULL;
+}
+
+/* fw_caps -- the static capabilities of the linked provider called name */
+static uint64_t fw_caps(const char *name)
+{
+	for (int i = 0; fw_linked[i] != NULL; i++)
+		if (strcmp(fw_linked[i]->name, name) == 0)
+			return fw_linked[i]->caps;
+	return 0;
 }
 
 /* fw_shim -- put the shim in place of the provider called name; false when not built */
@@ -1367,8 +1411,12 @@ static long fw_env_long(const char *name, long def)
 /* main -- walk every failure point of the scenario over one provider */
 int main(int argc, char *argv[])
 {
-	const char *prov = argc > 1 ? argv[1] : "fabric";
 	const char *addr = argc > 2 ? argv[2] : "127.0.0.1";
+	const char *prov = argc > 1 ? argv[1] : fw_default_provider(addr);
+	if (prov == NULL) {
+		printf("faultwalk: SKIP: no linked provider serves %s\n", addr);
+		return 77;
+	}
 	int timeout_s = (int)fw_env_long("FAULTWALK_TIMEOUT", 60);
 	long only = fw_env_long("FAULTWALK_ONLY", -1);
 	bool quiet = fw_env_long("FAULTWALK_QUIET", 0) != 0;
@@ -1390,11 +1438,13 @@ int main(int argc, char *argv[])
 	       timeout_s);
 
 	/*
-	 * fabric: the device once, in the parent: every child inherits the
-	 * handle and libfabric's start-up (which costs more than a scenario)
+	 * an opaque device (fabric): once, in the parent: every child inherits
+	 * the handle and the transport's start-up (libfabric's costs more than
+	 * a scenario); a real struct ibv_context is not for use across fork()
 	 */
 	const char *per_child = getenv("FAULTWALK_DEVICE_PER_CHILD");
-	fw_dev_per_child = per_child ? strcmp(per_child, "0") != 0 : strcmp(prov, "fabric") != 0;
+	fw_dev_per_child = per_child ? strcmp(per_child, "0") != 0
+				     : (fw_caps(prov) & RPMA_PROV_CAP_IBV_CONTEXT) != 0;
 	(void)rpma_log_set_function(fw_log);
 	if (!fw_dev_per_child) {
 		int ret = rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &fw_dev);

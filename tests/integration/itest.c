@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* itest.c -- helpers of the integration tests */
 
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,57 +29,103 @@
 
 #include "itest.h"
 
-static const char *const itest_names[] = {"fabric", "verbs"};
+/* the provider of the running scenario (its name, from the core's log) and its traits */
+static char itest_current[64];
+static struct rpma_provider_traits itest_current_traits;
 
-/*
- * itest_providers -- the providers a scenario runs over: the one
- * RPMA_PROVIDER selects (default fabric) when it is one of ours, else every
- * one (each then skips itself, see itest_begin()).  Leaving the others out
- * instead of skipping them saves a worker process per scenario, which costs
- * most of a second in the QEMU guest.
- */
-struct criterion_test_params itest_providers(void)
+/* the log lines itest_probe() reads */
+static char itest_probe_line[512];
+
+/* itest_probe_log -- keep the line naming the provider a peer was opened on */
+static void itest_probe_log(enum rpma_log_level level, const char *file_name, int line_no,
+			    const char *function_name, const char *message_format, ...)
 {
-	static int all[] = {0, 1};
-	static int one[1];
-	const char *want = getenv("RPMA_PROVIDER");
-	if (want == NULL || *want == '\0')
-		want = "fabric";
-	for (int i = 0; i < (int)(sizeof(itest_names) / sizeof(itest_names[0])); i++) {
-		if (strcmp(want, itest_names[i]) == 0) {
-			one[0] = i;
-			return cr_make_param_array(int, one, 1);
-		}
-	}
-	return cr_make_param_array(int, all, sizeof(all) / sizeof(all[0]));
+	(void)level, (void)file_name, (void)line_no, (void)function_name;
+	char line[sizeof(itest_probe_line)];
+	va_list ap;
+	va_start(ap, message_format);
+	vsnprintf(line, sizeof(line), message_format, ap);
+	va_end(ap);
+	if (strstr(line, ITEST_PEER_OPENED) != NULL)
+		memcpy(itest_probe_line, line, sizeof(line));
 }
 
-/* itest_provider_name -- the name of a parameter */
-const char *itest_provider_name(int index)
+/* itest_module_traits -- dl_iterate_phdr() callback: the traits of the loaded module data names */
+static int itest_module_traits(struct dl_phdr_info *info, size_t size, void *data)
 {
-	return itest_names[index];
+	(void)size;
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strcmp(base, data) != 0)
+		return 0;
+	void *handle = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+	if (handle == NULL)
+		return 0;
+	void *sym = dlsym(handle, RPMA_PROVIDER_TRAITS_ENTRY);
+	rpma_provider_traits_fn *fn;
+	memcpy(&fn, &sym, sizeof(fn));
+	if (fn != NULL)
+		fn(&itest_current_traits);
+	dlclose(handle);
+	return fn != NULL;
 }
 
-/* the provider itest_begin() selected for the running scenario */
-static const char *itest_current;
+/*
+ * itest_probe -- open a peer on the testing address as the scenarios will
+ * (RPMA_PROVIDER, or automatic selection), learn from the core's log which
+ * provider serves it and ask that provider's module for its traits
+ */
+static void itest_probe(void)
+{
+	enum rpma_log_level saved;
+	cr_assert_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &saved), 0);
+	itest_probe_line[0] = '\0';
+	cr_assert_eq(rpma_log_set_function(itest_probe_log), 0);
+	cr_assert_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO), 0);
+	struct rpma_peer *peer = itest_peer();
+	cr_assert_eq(rpma_peer_delete(&peer), 0);
+	cr_assert_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
+	cr_assert_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, saved), 0);
+
+	const char *name = strstr(itest_probe_line, ITEST_PEER_OPENED);
+	cr_assert_not_null(name, "the core logged no '" ITEST_PEER_OPENED "' line");
+	name += strlen(ITEST_PEER_OPENED);
+	size_t len = strcspn(name, " ");
+	cr_assert(len > 0 && len < sizeof(itest_current), "no provider name in '%s'",
+		  itest_probe_line);
+	memcpy(itest_current, name, len);
+	itest_current[len] = '\0';
+
+	char module[sizeof(itest_current) + 16];
+	snprintf(module, sizeof(module), "librpma-%s.so", itest_current);
+	memset(&itest_current_traits, 0, sizeof(itest_current_traits));
+	if (!dl_iterate_phdr(itest_module_traits, module))
+		cr_log_warn("%s declares no traits (%s): expecting their zero values", module,
+			    RPMA_PROVIDER_TRAITS_ENTRY);
+}
 
 /*
- * itest_begin -- run only the provider the environment asks for:
- * RPMA_PROVIDER if set, else "fabric" (verbs needs an RDMA device, which the
- * Soft-RoCE guest provides and sets RPMA_PROVIDER=verbs for)
+ * itest_begin -- only NULL: run over the provider the environment selects
+ * (RPMA_PROVIDER, or automatic selection when it is unset); else skip the
+ * scenario unless RPMA_PROVIDER names `only`
  */
-void itest_begin(const char *prov)
+const char *itest_begin(const char *only)
 {
 	const char *want = getenv("RPMA_PROVIDER");
-	if (want == NULL || *want == '\0')
-		want = "fabric";
-	if (strcmp(want, prov) != 0)
-		cr_skip_test("provider %s not selected (RPMA_PROVIDER=%s)", prov, want);
-	cr_assert_eq(setenv("RPMA_PROVIDER", prov, 1), 0);
-	itest_current = prov;
+	if (only != NULL && (want == NULL || strcmp(want, only) != 0))
+		cr_skip_test("a scenario of provider %s, not selected (RPMA_PROVIDER=%s)", only,
+			     want ? want : "");
 	/* keep stderr for real problems; errors the scenarios provoke are expected */
 	if (getenv("RPMA_LOG_LEVEL") == NULL)
 		rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX, RPMA_LOG_DISABLED);
+	itest_probe();
+	return itest_current;
+}
+
+/* itest_traits -- what the provider of the running scenario does (itest_begin() asked it) */
+const struct rpma_provider_traits *itest_traits(void)
+{
+	return &itest_current_traits;
 }
 
 /* itest_end -- the leak check of an AddressSanitizer build */
@@ -89,7 +140,7 @@ void itest_end(void)
 /* itest_current_provider -- the provider of the running scenario */
 const char *itest_current_provider(void)
 {
-	return itest_current ? itest_current : "fabric";
+	return itest_current;
 }
 
 /* itest_ip -- the testing address */
@@ -106,31 +157,10 @@ const char *itest_libfabric_prov(void)
 	return p ? p : "";
 }
 
-/*
- * itest_persistent_flush_expected -- libfabric's tcp (and net) provider
- * offers FI_RMA_PMEM + FI_COMMIT_COMPLETE; sockets' MSG endpoints and verbs
- * do not (verbs: librpma's APM flush, which the core gates on the peer's
- * declaration only)
- */
-bool itest_persistent_flush_expected(const char *prov)
-{
-	if (strcmp(prov, "fabric") != 0)
-		return true;
-	const char *fp = itest_libfabric_prov();
-	return *fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0;
-}
-
-/* itest_over_rdma_cm -- the verbs provider, or libfabric's verbs provider under fabric */
-bool itest_over_rdma_cm(const char *prov)
-{
-	return strcmp(prov, "verbs") == 0 || strcmp(itest_libfabric_prov(), "verbs") == 0;
-}
-
 /* itest_check_pdata -- the private data that arrived is what was sent */
-void itest_check_pdata(const char *prov, const struct rpma_conn_private_data *got, const void *sent,
-		       size_t len)
+void itest_check_pdata(const struct rpma_conn_private_data *got, const void *sent, size_t len)
 {
-	if (!itest_over_rdma_cm(prov)) {
+	if (!itest_traits()->pdata_padded) {
 		cr_assert_eq(got->len, len, "%u bytes of private data arrived, %zu were sent",
 			     (unsigned)got->len, len);
 		if (len == 0)
@@ -139,7 +169,7 @@ void itest_check_pdata(const char *prov, const struct rpma_conn_private_data *go
 			cr_assert_eq(memcmp(got->ptr, sent, len), 0, "the private data differs");
 		return;
 	}
-	/* rdma_cm hands over the whole private-data field of the CM message */
+	/* the transport hands over the whole private-data field of its message (rdma_cm) */
 	cr_assert_geq(got->len, len, "%u bytes of private data arrived, %zu were sent",
 		      (unsigned)got->len, len);
 	if (got->len == 0)
@@ -302,8 +332,8 @@ void itest_close_pair(struct rpma_conn **first, struct rpma_conn **second)
 {
 	enum rpma_conn_event ev;
 	cr_assert_eq(rpma_conn_disconnect(*first), 0);
-	if (!itest_over_rdma_cm(itest_current_provider())) {
-		/* tcp, sockets: the local CLOSED does not wait for the other side */
+	if (!itest_traits()->close_waits_for_peer) {
+		/* the local CLOSED does not wait for the other side (tcp, sockets) */
 		ev = itest_next_event(*first);
 		cr_assert_eq(ev, RPMA_CONN_CLOSED, "the side that disconnected got %s",
 			     rpma_utils_conn_event_2str(ev));

@@ -12,6 +12,7 @@
 #include <criterion/parameterized.h>
 
 #include "librpma.h"
+#include "provider.h" /* struct rpma_provider_traits */
 
 #ifndef LIBRPMA_PROVIDER_PLUGGABLE
 #error "librpma.h is not this tree's include/librpma.h (is AM_CPPFLAGS missing from the target's CPPFLAGS?)"
@@ -26,36 +27,27 @@
  */
 #define ITEST_TIMEOUT_S 300.
 
-/*
- * the providers every scenario is parameterised over (as indexes: Criterion
- * copies parameters into re-executed workers, where pointers do not hold)
- */
-struct criterion_test_params itest_providers(void);
-const char *itest_provider_name(int index);
+/* the line the core logs when a peer opens: "peer opened on provider NAME (...)" */
+#define ITEST_PEER_OPENED "peer opened on provider "
 
 /*
- * PROVIDER_TEST -- a scenario run once per provider; the body sees the
- * provider's name as `prov` and is skipped when the environment does not
- * allow that provider
+ * PROVIDER_TEST -- a scenario run over the provider the environment selects
+ * (RPMA_PROVIDER, or automatic selection): the body sees the provider's name
+ * as `prov` (for messages; what to expect of it comes from itest_traits())
  */
-#define PROVIDER_TEST(suite, name)                                             \
-	ParameterizedTestParameters(suite, name)                               \
-	{                                                                      \
-		return itest_providers();                                      \
-	}                                                                      \
-	static void suite##_##name##_body(const char *prov);                   \
-	ParameterizedTest(int *param, suite, name, .timeout = ITEST_TIMEOUT_S) \
-	{                                                                      \
-		const char *prov_ = itest_provider_name(*param);               \
-		itest_begin(prov_);                                            \
-		suite##_##name##_body(prov_);                                  \
-		itest_end();                                                   \
-	}                                                                      \
+#define PROVIDER_TEST(suite, name)                           \
+	static void suite##_##name##_body(const char *prov); \
+	Test(suite, name, .timeout = ITEST_TIMEOUT_S)        \
+	{                                                    \
+		suite##_##name##_body(itest_begin(NULL));    \
+		itest_end();                                 \
+	}                                                    \
 	static void suite##_##name##_body(const char *prov)
 
 /*
- * VERBS_TEST -- a scenario of the verbs provider alone: skipped (reported as
- * skipped, never as passed) unless RPMA_PROVIDER=verbs
+ * VERBS_TEST -- a scenario of the verbs provider's own behaviour on the
+ * device: skipped (reported as skipped, never as passed) unless
+ * RPMA_PROVIDER=verbs
  */
 #define VERBS_TEST(suite, name)                       \
 	static void suite##_##name##_body(void);      \
@@ -67,8 +59,14 @@ const char *itest_provider_name(int index);
 	}                                             \
 	static void suite##_##name##_body(void)
 
-/* itest_begin -- select the provider or skip the scenario */
-void itest_begin(const char *prov);
+/*
+ * itest_begin -- before a scenario: skip it unless `only` is NULL or the
+ * provider RPMA_PROVIDER names; quieten stderr; learn which provider serves
+ * the testing address and its traits.  Returns the provider's name.
+ */
+const char *itest_begin(const char *only);
+/* itest_traits -- the traits (core/provider.h) of the provider itest_begin() found */
+const struct rpma_provider_traits *itest_traits(void);
 /*
  * itest_end -- after a scenario's body: in an AddressSanitizer build, fail the
  * scenario when LeakSanitizer finds memory nothing points to any more
@@ -82,21 +80,12 @@ const char *itest_current_provider(void);
 const char *itest_ip(void);
 /* itest_libfabric_prov -- the libfabric provider FI_PROVIDER asks for ("" when unset) */
 const char *itest_libfabric_prov(void);
-/* itest_persistent_flush_expected -- does the transport make writes durable on flush? */
-bool itest_persistent_flush_expected(const char *prov);
-/*
- * itest_over_rdma_cm -- does the connection run through rdma_cm (the verbs
- * provider, or the fabric provider over libfabric's verbs provider)?  Then
- * private data arrives padded with zeros to what the transport carries.
- */
-bool itest_over_rdma_cm(const char *prov);
 /*
  * itest_check_pdata -- got is the private data sent (len bytes at sent; NULL
- * and 0 for none): exactly so, or over rdma_cm the same bytes followed by
- * zeros only
+ * and 0 for none): exactly so, or, when the provider's traits say private
+ * data arrives padded, the same bytes followed by zeros only
  */
-void itest_check_pdata(const char *prov, const struct rpma_conn_private_data *got, const void *sent,
-		       size_t len);
+void itest_check_pdata(const struct rpma_conn_private_data *got, const void *sent, size_t len);
 
 /* itest_peer -- a peer on the testing address */
 struct rpma_peer *itest_peer(void);

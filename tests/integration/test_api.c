@@ -36,7 +36,7 @@ static void api_read_client_pcfg(struct rpma_conn_req *req, void *arg)
 	seen->ret_get = rpma_conn_req_get_private_data(req, &pd);
 	cr_assert_eq(seen->ret_get, 0);
 	const char zero = 0;
-	itest_check_pdata(seen->prov, &pd, &zero, 1);
+	itest_check_pdata(&pd, &zero, 1);
 	seen->len = pd.len;
 	struct rpma_peer_cfg *pcfg = NULL;
 	/* desc_size 0 is refused and leaves the output alone */
@@ -116,7 +116,7 @@ PROVIDER_TEST(api, peer_cfg_exchange)
 	/* the client rebuilds the server's configuration */
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata(prov, &got, spd_buf, spd.len);
+	itest_check_pdata(&got, spd_buf, spd.len);
 	struct rpma_mr_remote *rmr = NULL;
 	cr_assert_eq(rpma_mr_remote_from_descriptor(got.ptr, sreg.desc_size, &rmr), 0);
 	const char *rest = (const char *)got.ptr + sreg.desc_size;
@@ -149,7 +149,7 @@ PROVIDER_TEST(api, peer_cfg_exchange)
 		     0);
 	int ret = rpma_flush(p.cconn, rmr, 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
 			     RPMA_F_COMPLETION_ALWAYS, (void *)0x102);
-	if (itest_persistent_flush_expected(prov)) {
+	if (itest_traits()->persistent_flush) {
 		cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
 		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x102, NULL);
 		cr_assert_eq(memcmp(sreg.ptr, creg.ptr, 64), 0);
@@ -665,8 +665,8 @@ PROVIDER_TEST(api, device_odp_answer)
 	cr_assert_eq(rpma_utils_ibv_context_is_odp_capable(dev, NULL), RPMA_E_INVAL);
 	cr_assert_eq(odp, 7, "a failed call left the output alone");
 	cr_assert_eq(rpma_utils_ibv_context_is_odp_capable(dev, &odp), 0);
-	if (strcmp(prov, "fabric") == 0)
-		cr_assert_eq(odp, 0, "the fabric provider has no on-demand paging");
+	if (!itest_traits()->odp_possible)
+		cr_assert_eq(odp, 0, "provider %s has no on-demand paging", prov);
 	else
 		cr_assert(odp == 0 || odp == 1);
 
@@ -900,10 +900,10 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 	cr_assert_eq(rpma_mr_get_size(mr[1], &ds), 0);
 	cr_assert_eq(ds, size[1]);
 
-	/* advice: the range is checked first, then the fabric provider has none */
+	/* advice: the range is checked first, then a provider without advice refuses it */
 	cr_assert_eq(rpma_mr_advise(NULL, 0, 64, 0, 0), RPMA_E_INVAL);
 	cr_assert_eq(rpma_mr_advise(mr[0], size[0] - 32, 64, 0, 0), RPMA_E_INVAL);
-	if (strcmp(prov, "fabric") == 0)
+	if (!itest_traits()->mr_advise)
 		cr_assert_eq(rpma_mr_advise(mr[0], 0, 64, 0, 0), RPMA_E_NOSUPP);
 
 	/*
@@ -914,7 +914,7 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 	itest_pair_open(&p, NULL, NULL, NULL, &spd, NULL, NULL);
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata(prov, &got, pd, 2 * 21);
+	itest_check_pdata(&got, pd, 2 * 21);
 	struct itest_region creg, smsg;
 	itest_region_new(&creg, p.cpeer, 8192,
 			 RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_RECV);
@@ -994,7 +994,7 @@ PROVIDER_TEST(api, mr_descriptors_over_connection)
 		0);
 	int ret = rpma_flush(p.cconn, rmr[1], 0, 64, RPMA_FLUSH_TYPE_PERSISTENT,
 			     RPMA_F_COMPLETION_ALWAYS, (void *)0x602);
-	if (itest_persistent_flush_expected(prov)) {
+	if (itest_traits()->persistent_flush) {
 		cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
 		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x602, NULL);
 		cr_assert_eq(memcmp(base[1], creg.ptr, 64), 0);

@@ -55,17 +55,17 @@ PROVIDER_TEST(conn, establish_pdata_close)
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_req_get_private_data(sreq, &got), 0);
-	itest_check_pdata(prov, &got, cmsg, sizeof(cmsg));
+	itest_check_pdata(&got, cmsg, sizeof(cmsg));
 	cr_assert_eq(rpma_conn_req_connect(&sreq, &spd, &p.sconn), 0);
 	cr_assert_eq(itest_next_event(p.cconn), RPMA_CONN_ESTABLISHED);
 	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
 
 	memset(&got, 0, sizeof(got));
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata(prov, &got, smsg, sizeof(smsg));
+	itest_check_pdata(&got, smsg, sizeof(smsg));
 	memset(&got, 0, sizeof(got));
 	cr_assert_eq(rpma_conn_get_private_data(p.sconn, &got), 0);
-	itest_check_pdata(prov, &got, cmsg, sizeof(cmsg));
+	itest_check_pdata(&got, cmsg, sizeof(cmsg));
 
 	uint32_t q1 = 0, q1b = 0, q2 = 0;
 	cr_assert_eq(rpma_conn_get_qp_num(p.cconn, &q1), 0);
@@ -95,37 +95,30 @@ PROVIDER_TEST(conn, pdata_max_and_too_long)
 	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
 	int ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
 	cr_assert_null(creq, "the request is consumed even on failure");
-	size_t len = sizeof(big);
-	if (strcmp(prov, "verbs") == 0) {
-		/* rdma_cm carries 56 bytes with a connect: 255 is refused, 56 must work */
-		cr_assert_eq(ret, RPMA_E_INVAL, "%s", rpma_err_2str(ret));
-		cr_assert_null(p.cconn);
-		len = 56;
-		pd.len = (uint8_t)len;
-		cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
-		ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
-	} else {
-		/*
-		 * fabric: the transport's limit less the provider's envelope of 6
-		 * bytes (rpma_fabric(7)): 256 - 6 on tcp and sockets, 55 - 6 on
-		 * libfabric's verbs; one byte more is refused, the limit works
-		 */
-		cr_assert_eq(ret, RPMA_E_INVAL, "%s", rpma_err_2str(ret));
-		cr_assert_null(p.cconn);
-		len = itest_over_rdma_cm(prov) ? 49 : 250;
-		pd.len = (uint8_t)(len + 1);
-		cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
-		ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
-		cr_assert_eq(ret, RPMA_E_INVAL, "%zu bytes: %s", len + 1, rpma_err_2str(ret));
-		pd.len = (uint8_t)len;
-		cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
-		ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
-	}
+	/*
+	 * the provider's limit (its traits): 56 on rdma_cm (verbs), the
+	 * transport's less the fabric provider's envelope of 6 bytes
+	 * (rpma_fabric(7)): 250 on tcp and sockets, 49 on libfabric's verbs;
+	 * 255 and one byte over the limit are refused, the limit works
+	 */
+	size_t len = itest_traits()->pdata_connect_max;
+	cr_assert(len > 0 && len < sizeof(big), "%s declares a connect limit of %zu bytes", prov,
+		  len);
+	cr_assert_eq(ret, RPMA_E_INVAL, "%s", rpma_err_2str(ret));
+	cr_assert_null(p.cconn);
+	pd.len = (uint8_t)(len + 1);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
+	cr_assert_eq(ret, RPMA_E_INVAL, "%zu bytes: %s", len + 1, rpma_err_2str(ret));
+	cr_assert_null(p.cconn);
+	pd.len = (uint8_t)len;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
 	cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_req_get_private_data(sreq, &got), 0);
-	itest_check_pdata(prov, &got, big, len);
+	itest_check_pdata(&got, big, len);
 	/* the server answers with the same bytes */
 	pd.len = (uint8_t)len;
 	cr_assert_eq(rpma_conn_req_connect(&sreq, &pd, &p.sconn), 0);
@@ -133,7 +126,7 @@ PROVIDER_TEST(conn, pdata_max_and_too_long)
 	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
 	memset(&got, 0, sizeof(got));
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata(prov, &got, big, len);
+	itest_check_pdata(&got, big, len);
 	itest_pair_close(&p);
 }
 
@@ -172,8 +165,7 @@ PROVIDER_TEST(conn, unreachable)
 	cr_assert_eq(rpma_conn_req_new(peer, itest_ip(), port, NULL, &req), 0);
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
 	enum rpma_conn_event ev = itest_next_event(conn);
-	enum rpma_conn_event want =
-		strcmp(prov, "verbs") == 0 ? RPMA_CONN_REJECTED : RPMA_CONN_UNREACHABLE;
+	enum rpma_conn_event want = itest_traits()->refused_event;
 	cr_assert_eq(ev, want, "event %s, expected %s", rpma_utils_conn_event_2str(ev),
 		     rpma_utils_conn_event_2str(want));
 	cr_assert_eq(rpma_conn_delete(&conn), 0);
@@ -183,7 +175,7 @@ PROVIDER_TEST(conn, unreachable)
 /* a listener that accepts TCP connections but never answers: the configured timeout fires */
 PROVIDER_TEST(conn, timeout)
 {
-	if (itest_over_rdma_cm(prov))
+	if (!itest_traits()->plain_tcp_connect)
 		cr_skip_test("a mute TCP listener stands for a silent peer only on libfabric's "
 			     "socket providers (tcp, sockets), not over rdma_cm");
 	int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -254,7 +246,7 @@ PROVIDER_TEST(conn, ep_fd_nonblocking)
 	/* no private data: nothing, or over rdma_cm the transport's field of zeros */
 	struct rpma_conn_private_data none = {0};
 	cr_assert_eq(rpma_conn_get_private_data(cconn, &none), 0);
-	itest_check_pdata(prov, &none, NULL, 0);
+	itest_check_pdata(&none, NULL, 0);
 
 	itest_conn_close(&cconn, &sconn);
 	cr_assert_eq(rpma_ep_shutdown(&ep), 0);

@@ -60,8 +60,8 @@ PROVIDER_TEST(data, mr_every_usage)
 		cr_assert_eq(rpma_mr_remote_delete(&rmr), 0);
 		if (usage == ITEST_ALL_USAGE) {
 			ret = rpma_mr_advise(mr, 0, size, 0, 0);
-			if (strcmp(prov, "fabric") == 0)
-				cr_assert_eq(ret, RPMA_E_NOSUPP);
+			if (!itest_traits()->mr_advise)
+				cr_assert_eq(ret, RPMA_E_NOSUPP, "%s", rpma_err_2str(ret));
 		}
 		cr_assert_eq(rpma_mr_dereg(&mr), 0);
 		cr_assert_null(mr);
@@ -297,7 +297,7 @@ PROVIDER_TEST(data, flush_persistent)
 		     0);
 	int ret = rpma_flush(d.p.cconn, d.rmr, 0, 65536, RPMA_FLUSH_TYPE_PERSISTENT,
 			     RPMA_F_COMPLETION_ALWAYS, (void *)0x61);
-	if (itest_persistent_flush_expected(prov)) {
+	if (itest_traits()->persistent_flush) {
 		cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
 		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x61, NULL);
 		cr_assert_eq(memcmp(d.sreg.ptr, d.creg.ptr, 65536), 0);

@@ -375,7 +375,7 @@ VERBS_TEST(verbs, pdata_limits)
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	struct rpma_conn_private_data got = {0};
 	cr_assert_eq(rpma_conn_req_get_private_data(sreq, &got), 0);
-	itest_check_pdata("verbs", &got, big, 56);
+	itest_check_pdata(&got, big, 56);
 	if (ib_cm)
 		cr_assert_eq(got.len, 56);
 	struct rpma_conn_private_data spd = {.ptr = big, .len = 197};
@@ -396,12 +396,12 @@ VERBS_TEST(verbs, pdata_limits)
 	cr_assert_eq(itest_next_event(p.sconn), RPMA_CONN_ESTABLISHED);
 	memset(&got, 0, sizeof(got));
 	cr_assert_eq(rpma_conn_get_private_data(p.cconn, &got), 0);
-	itest_check_pdata("verbs", &got, big, 196);
+	itest_check_pdata(&got, big, 196);
 	if (ib_cm)
 		cr_assert_eq(got.len, 196);
 	memset(&got, 0, sizeof(got));
 	cr_assert_eq(rpma_conn_get_private_data(p.sconn, &got), 0);
-	itest_check_pdata("verbs", &got, big, 56);
+	itest_check_pdata(&got, big, 56);
 	itest_pair_close(&p);
 }
 

@@ -21,6 +21,28 @@ case " $needed " in
 *libfabric* | *libibverbs* | *librdmacm*) bad "librpma.so.0 links a transport library" ;;
 esac
 
+# 1b. librpma.pc asks for no library to link beyond what librpma.so.0 links (only libibverbs,
+# for the <infiniband/verbs.h> that include/librpma.h includes)
+pcreq=$(sed -n 's/^Requires\.private: *//p' "$build/librpma.pc")
+echo "librpma.pc Requires.private: $pcreq"
+for lib in $pcreq; do
+	case $lib in
+	libibverbs) ;;
+	*) bad "librpma.pc Requires.private lists $lib, which librpma.so.0 does not link" ;;
+	esac
+done
+
+# 1c. a module's message reaches the log function whole: the core formats it once (no
+# intermediate buffer in the module cuts it short); the fabric provider's refusal of a
+# 600-character address names the address and goes on after it
+long=$(printf 'h%.0s' $(seq 600))
+msg=$(RPMA_PROVIDER=fabric "$sel" "$long" 2>&1 | grep -F "fabric: " | grep -F "$long")
+echo "fabric refusal of a 600-character address: ${#msg} characters logged"
+case $msg in
+*"$long ("*) ;;
+*) bad "the fabric provider's message about a 600-character address was cut: ${msg:0:120}..." ;;
+esac
+
 # 2. a program that makes no transport call loads no transport library
 loaded=$(LD_DEBUG=files "$sel" 2>&1 >/dev/null | grep -oE 'file=[^ ]*(libfabric|libibverbs|librdmacm|librpma-)[^ ]*' | sort -u | tr '\n' ' ')
 echo "loaded without a transport call: ${loaded:-nothing}"
@@ -46,7 +68,7 @@ run() {
 run "fabric" "ok" "" RPMA_PROVIDER=fabric
 run "unknown provider" "Not supported" 'RPMA_PROVIDER="nosuch"' RPMA_PROVIDER=nosuch
 run "bad name" "Not supported" 'no such provider' RPMA_PROVIDER=../fabric
-run "another ABI version" "Not supported" 'ABI version 2, this librpma has 1' \
+run "another ABI version" "Not supported" 'ABI version 3, this librpma has 2' \
 	RPMA_PROVIDER=badabi RPMA_PROVIDER_PATH="$build/tests/modules/.libs"
 
 # 3. libfabric not installed (hidden in a private mount namespace): the fabric provider is

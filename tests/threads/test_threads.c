@@ -1018,11 +1018,10 @@ PROVIDER_TEST(threads, signals_and_names)
 	pid_t tids[16];
 	unsigned long long blocked[16];
 	int n = sg_progress_threads(tids, blocked, 16);
-	if (strcmp(prov, "fabric") == 0)
-		cr_assert_eq(n, 2,
-			     "%d threads named rpma-progress; the fabric provider runs one "
-			     "per peer (here 2)",
-			     n);
+	int per_peer = itest_traits()->progress_threads_per_peer;
+	cr_assert_eq(n, 2 * per_peer,
+		     "%d threads named rpma-progress; provider %s runs %d per peer (here 2 peers)",
+		     n, prov, per_peer);
 	for (int i = 0; i < n; i++) {
 		/* every signal but the two nobody can block (and glibc's own 32 and 33) */
 		for (int sig = 1; sig <= 64; sig++) {

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_progress.c -- the progress engine: a peer's thread draining its CQs and EQs */
+
+#define _GNU_SOURCE /* pthread_setname_np */
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "fabric.h"
+
+/*
+ * fab_source_init -- describe a libfabric CQ/EQ for the progress thread of
+ * peer (without a wait fd the thread polls it periodically)
+ */
+void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
+		     fab_drain_fn *drain, void *arg)
+{
+	memset(src, 0, sizeof(*src));
+	src->peer = peer; /* before anyone can see src: fab_cq_unpark_feeders reads it unlocked */
+	src->fid = fid;
+	src->drain = drain;
+	src->arg = arg;
+	src->fd = -1;
+	/* FI_WAIT_FD was requested, so FI_GETWAIT gives an int (see libfabric.md) */
+	int fd = -1;
+	int ret = fi_control(fid, FI_GETWAIT, &fd);
+	if (ret == 0 && fd >= 0)
+		src->fd = fd;
+	else
+		FAB_LOG_DEBUG("no wait fd (%s): the object is polled periodically",
+			      fi_strerror(-ret));
+	pthread_mutex_init(&src->drain_lock, NULL);
+}
+
+/* fab_source_fini -- release what fab_source_init set up */
+void fab_source_fini(struct fab_source *src)
+{
+	if (src->fid == NULL)
+		return;
+	pthread_mutex_destroy(&src->drain_lock);
+	src->fid = NULL;
+}
+
+/* fab_source_drain -- drain one source (serialised with other drainers) */
+void fab_source_drain(struct fab_source *src)
+{
+	pthread_mutex_lock(&src->drain_lock);
+	src->drain(src);
+	pthread_mutex_unlock(&src->drain_lock);
+}
+
+/* fab_progress_kick -- interrupt the progress thread's wait */
+void fab_progress_kick(struct fab_peer *peer)
+{
+	uint64_t one = 1;
+	if (write(peer->prog.wake_fd, &one, sizeof(one)) != sizeof(one))
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+}
+
+/* fab_source_add -- let the progress thread wait on and drain src */
+void fab_source_add(struct fab_peer *peer, struct fab_source *src)
+{
+	struct fab_progress *pr = &peer->prog;
+	pthread_mutex_lock(&pr->lock);
+	src->next = pr->sources;
+	pr->sources = src;
+	src->registered = true;
+	pr->gen++;
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(peer);
+}
+
+/*
+ * fab_source_remove -- take src away from the progress thread; on return the
+ * thread no longer uses it (it has started a new round without it)
+ */
+void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
+{
+	struct fab_progress *pr = &peer->prog;
+	if (!src->registered)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	for (struct fab_source **pp = &pr->sources; *pp; pp = &(*pp)->next) {
+		if (*pp == src) {
+			*pp = src->next;
+			break;
+		}
+	}
+	src->registered = false;
+	uint64_t gen = ++pr->gen;
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(peer);
+	pthread_mutex_lock(&pr->lock);
+	while (pr->running && !pr->stop && pr->seen_gen < gen)
+		pthread_cond_wait(&pr->cond, &pr->lock);
+	pthread_mutex_unlock(&pr->lock);
+}
+
+/*
+ * fab_source_park -- decide (progress thread only) whether the thread leaves
+ * src's wait fd alone until its next round: the user drained src since the
+ * last round, no sleeper may need the thread and nobody announced a sleep
+ * (fabric.h, parking); *briefly: look again after FAB_PARK_MS at the latest
+ */
+static bool fab_source_park(struct fab_source *src, bool *briefly)
+{
+	bool park = false;
+	*briefly = false;
+	if (src->fd >= 0) {
+		uint32_t u = atomic_load_explicit(&src->user_drains, memory_order_acquire);
+		bool drained = u != src->seen_drains;
+		src->seen_drains = u;
+		if (drained && fab_source_may_park(src, briefly)) {
+			/* parked first, then the check: a sleeper sees one or the other */
+			atomic_store(&src->parked, true);
+			park = !atomic_exchange(&src->unpark, false);
+		}
+	}
+	if (!park)
+		atomic_store(&src->parked, false);
+	return park;
+}
+
+/* what one round of the progress thread works on (the thread's own, grown as needed) */
+struct fab_round {
+	struct fab_source **snap; /* the registered sources, copied under the lock */
+	struct fid **fids;	  /* the ones fi_trywait() checks */
+	struct pollfd *pfds;	  /* the wake fd, then the sources' wait fds */
+	size_t cap;		  /* entries of each of the three arrays */
+	size_t n;		  /* sources in snap */
+	/* what draining found (fab_progress_drain) */
+	int timeout;  /* ms until the nearest deadline (1000 at most: a safety net) */
+	bool nofd;    /* a source without a wait fd: it must be polled */
+	bool parked;  /* a source the user drains is left alone for a while */
+	bool briefly; /* ... but only for FAB_PARK_MS */
+	/* fi_trywait() */
+	int eagain;  /* successive -FI_EAGAIN answers */
+	bool warned; /* its failure was logged */
+};
+
+/* fab_round_grow -- room for n sources (and the wake fd); false when out of memory */
+static bool fab_round_grow(struct fab_round *r, size_t n)
+{
+	if (n + 1 <= r->cap)
+		return true;
+	size_t ncap = (n + 1) * 2;
+	struct fab_source **ns = realloc(r->snap, ncap * sizeof(*ns));
+	if (ns)
+		r->snap = ns;
+	struct fid **nf = realloc(r->fids, ncap * sizeof(*nf));
+	if (nf)
+		r->fids = nf;
+	struct pollfd *np = realloc(r->pfds, ncap * sizeof(*np));
+	if (np)
+		r->pfds = np;
+	if (!ns || !nf || !np)
+		return false;
+	r->cap = ncap;
+	return true;
+}
+
+/*
+ * fab_progress_snapshot -- copy the registered sources into r->snap and tell
+ * fab_source_remove() waiters that this round no longer uses removed ones;
+ * 1: the thread must stop, 0: go on, -1: out of memory (try again)
+ */
+static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
+{
+	struct fab_progress *pr = &p->prog;
+	pthread_mutex_lock(&pr->lock);
+	if (pr->stop) {
+		pthread_mutex_unlock(&pr->lock);
+		return 1;
+	}
+	size_t n = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next)
+		n++;
+	if (!fab_round_grow(r, n)) {
+		pthread_mutex_unlock(&pr->lock);
+		return -1;
+	}
+	n = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next)
+		r->snap[n++] = s;
+	r->n = n;
+	pr->seen_gen = pr->gen;
+	pthread_cond_broadcast(&pr->cond);
+	pthread_mutex_unlock(&pr->lock);
+	return 0;
+}
+
+/*
+ * fab_progress_drain -- drain every source of the round (but parked ones the
+ * user drains), fire expired deadlines, note the nearest one, sources
+ * without a wait fd and the ones that park
+ */
+static void fab_progress_drain(struct fab_round *r)
+{
+	r->timeout = 1000; /* a safety net; every change kicks the thread */
+	r->nofd = r->parked = r->briefly = false;
+	uint64_t now = fab_now_ns();
+	for (size_t i = 0; i < r->n; i++) {
+		struct fab_source *s = r->snap[i];
+		/* a parked source the user still drains needs nothing from us */
+		if (!atomic_load(&s->parked) ||
+		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains)
+			fab_source_drain(s);
+		uint64_t dl = atomic_load(&s->deadline_ns);
+		if (dl != 0) {
+			if (dl <= now) {
+				atomic_store(&s->deadline_ns, 0);
+				if (s->expire)
+					s->expire(s);
+			} else {
+				uint64_t ms = (dl - now) / 1000000 + 1;
+				if (ms < (uint64_t)r->timeout)
+					r->timeout = (int)ms;
+			}
+		}
+		if (s->fd < 0)
+			r->nofd = true;
+		bool b;
+		if (fab_source_park(s, &b)) {
+			r->parked = true;
+			r->briefly |= b;
+		}
+	}
+}
+
+/*
+ * fab_progress_timeout -- how long the round's poll may sleep: 1 ms when a
+ * source has no wait fd; while sources park, at most the parking interval,
+ * which doubles (up to FAB_PARK_MAX_MS) as long as the user keeps polling
+ */
+static void fab_progress_timeout(struct fab_progress *pr, struct fab_round *r)
+{
+	if (r->nofd && r->timeout > 1)
+		r->timeout = 1;
+	if (r->parked) {
+		/* the user keeps polling: look less often (but see briefly) */
+		if (r->briefly)
+			pr->park_ms = FAB_PARK_MS;
+		if (r->timeout > pr->park_ms)
+			r->timeout = pr->park_ms;
+		if (!r->briefly && pr->park_ms < FAB_PARK_MAX_MS)
+			pr->park_ms *= 2;
+	} else {
+		pr->park_ms = FAB_PARK_MS;
+	}
+}
+
+/*
+ * fab_progress_trywait -- may the thread sleep on the wait fds of the
+ * sources it watches (fi_trywait())?  false: something arrived meanwhile,
+ * drain again (three times in a row at most, then sleep 1 ms: never spin)
+ */
+static bool fab_progress_trywait(struct fab_peer *p, struct fab_round *r)
+{
+	size_t nf = 0;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->snap[i]->fd >= 0 && !atomic_load(&r->snap[i]->parked))
+			r->fids[nf++] = r->snap[i]->fid;
+	int ret = nf ? fi_trywait(p->fabric, r->fids, (int)nf) : 0;
+	if (ret == -FI_EAGAIN) {
+		if (++r->eagain < 4)
+			return false;
+		r->timeout = 1;
+		return true;
+	}
+	r->eagain = 0;
+	if (ret != 0) {
+		if (!r->warned)
+			FAB_LOG_WARNING("fi_trywait: %s; polling every 5 ms", fi_strerror(-ret));
+		r->warned = true;
+		if (r->timeout > 5)
+			r->timeout = 5;
+	}
+	return true;
+}
+
+/* fab_progress_poll -- sleep until the wake fd or a watched wait fd fires, or the timeout */
+static void fab_progress_poll(struct fab_progress *pr, struct fab_round *r)
+{
+	size_t m = 0;
+	r->pfds[m].fd = pr->wake_fd;
+	r->pfds[m].events = POLLIN;
+	r->pfds[m++].revents = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->snap[i]->fd < 0 || atomic_load(&r->snap[i]->parked))
+			continue;
+		r->pfds[m].fd = r->snap[i]->fd;
+		r->pfds[m].events = POLLIN;
+		r->pfds[m++].revents = 0;
+	}
+	int ret = poll(r->pfds, m, r->timeout);
+	if (ret > 0 && (r->pfds[0].revents & POLLIN)) {
+		uint64_t v;
+		if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+	}
+}
+
+/*
+ * fab_progress_thread -- drain every registered CQ and EQ, then sleep until
+ * one of their wait fds (or the wake fd) fires; fi_trywait() tells when
+ * sleeping is safe.  Draining drives the libfabric provider's progress, so
+ * one-sided operations against this peer complete while the application sleeps.
+ */
+static void *fab_progress_thread(void *arg)
+{
+	struct fab_peer *p = arg;
+	struct fab_round r = {0};
+	/* a name for ps, top, gdb (at most 15 characters); failing to set it is harmless */
+	(void)pthread_setname_np(pthread_self(), FAB_PROGRESS_NAME);
+
+	for (;;) {
+		int ret = fab_progress_snapshot(p, &r);
+		if (ret > 0)
+			break;
+		if (ret < 0) {
+			FAB_LOG_ERROR("progress thread: out of memory, retrying");
+			usleep(1000);
+			continue;
+		}
+		fab_progress_drain(&r);
+		fab_progress_timeout(&p->prog, &r);
+		if (!fab_progress_trywait(p, &r))
+			continue;
+		fab_progress_poll(&p->prog, &r);
+	}
+	free(r.snap);
+	free(r.fids);
+	free(r.pfds);
+	return NULL;
+}
+
+/* fab_progress_start -- start the progress thread of a peer */
+int fab_progress_start(struct fab_peer *p)
+{
+	struct fab_progress *pr = &p->prog;
+	pr->wake_fd = fab_eventfd(EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pr->wake_fd < 0) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_init(&pr->lock, NULL);
+	pthread_cond_init(&pr->cond, NULL);
+	pr->sources = NULL;
+	pr->gen = pr->seen_gen = 0;
+	pr->stop = false;
+	pr->park_ms = FAB_PARK_MS;
+	pr->running = true;
+	/*
+	 * the thread starts with every signal blocked (it inherits the mask of
+	 * its creator), so that the application's handlers never run on it
+	 */
+	sigset_t all, old;
+	sigfillset(&all);
+	int mret = pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(&pr->thread, NULL, fab_progress_thread, p);
+	if (mret == 0)
+		(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	else
+		RPMA_LOG_WARNING("fabric: pthread_sigmask() failed (%d): the progress thread "
+				 "takes signals",
+				 mret);
+	if (ret) {
+		pr->running = false;
+		RPMA_LOG_ERROR_WITH_ERRNO(ret, "fabric: pthread_create()");
+		pthread_cond_destroy(&pr->cond);
+		pthread_mutex_destroy(&pr->lock);
+		close(pr->wake_fd);
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+/* fab_progress_stop -- stop and join the progress thread */
+void fab_progress_stop(struct fab_peer *p)
+{
+	struct fab_progress *pr = &p->prog;
+	if (!pr->running)
+		return;
+	pthread_mutex_lock(&pr->lock);
+	pr->stop = true;
+	pthread_cond_broadcast(&pr->cond);
+	pthread_mutex_unlock(&pr->lock);
+	fab_progress_kick(p);
+	pthread_join(pr->thread, NULL);
+	pr->running = false;
+	if (pr->sources)
+		FAB_LOG_WARNING("peer closed while %s still registered", "objects are");
+	pthread_cond_destroy(&pr->cond);
+	pthread_mutex_destroy(&pr->lock);
+	close(pr->wake_fd);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_traits.c -- what the fabric provider's transport does, for the tests (provider.h) */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+void rpma_provider_traits(struct rpma_provider_traits *traits);
+
+/*
+ * rpma_provider_traits -- the traits of the libfabric provider FI_PROVIDER
+ * names (tcp when unset): libfabric's verbs provider connects through
+ * rdma_cm (55 bytes of connection data, zero-padded, the disconnecting side
+ * closes only once the other answers); tcp and sockets over a plain socket
+ * (256 bytes); the envelope takes 6 of them
+ */
+void rpma_provider_traits(struct rpma_provider_traits *traits)
+{
+	const char *fp = getenv("FI_PROVIDER");
+	if (fp == NULL)
+		fp = "";
+	bool rdma_cm = strcmp(fp, "verbs") == 0;
+
+	memset(traits, 0, sizeof(*traits));
+	traits->pdata_connect_max = rdma_cm ? 49 : 250;
+	traits->pdata_accept_max = traits->pdata_connect_max;
+	traits->pdata_padded = rdma_cm;
+	traits->close_waits_for_peer = rdma_cm;
+	traits->plain_tcp_connect = !rdma_cm;
+	traits->refused_event = RPMA_CONN_UNREACHABLE;
+	traits->bad_key_breaks_conn = true;
+	/* FI_RMA_PMEM + FI_COMMIT_COMPLETE: tcp (net) only, not sockets' MSG endpoints */
+	traits->persistent_flush = *fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0;
+	traits->odp_possible = false;
+	traits->mr_advise = false;
+	traits->drawn_key_min = FAB_KEY_MIN;
+	traits->progress_threads_per_peer = 1;
+	traits->log_prefix = "fabric: ";
+}
