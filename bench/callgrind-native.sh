@@ -50,11 +50,11 @@ tdir=
 reuse=0
 ops=write-flush-v,atomic-flush
 n=1000
-impls=ours-apm,ours-native,1.3,1.2
+impls="ours-apm,ours-native,1.3,1.2"
 nfun=8
 out=
 
-usage() { sed -n '7,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '7,22p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while getopts "T:Ro:n:i:f:O:h" opt; do
 	case $opt in
@@ -158,9 +158,9 @@ one_count() {
 	local f=$out/cg.$row.$op.$iters
 	env "${ours_lib[@]}" taskset -c 0 "$ours" server -a "$ip" -p "$port" -q -t 600 -C wait \
 		>"$f.server.log" 2>&1 &
-	local spid=$! try
+	local spid=$! _
 	sleep 1
-	for try in 1 2 3; do
+	for _ in 1 2 3; do
 		if env "$@" taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$f" "$bin" client \
 			-a "$ip" -p "$port" -m lat -o "$op" -s 8 -n "$iters" -W 10 -c wait -q \
 			>"$f.client.log" 2>&1; then
@@ -169,10 +169,10 @@ one_count() {
 		sleep 1
 	done
 	wait "$spid" || true
-	[[ -s $f ]] && grep -q '^summary:' "$f" || {
+	if [[ ! -s $f ]] || ! grep -q '^summary:' "$f"; then
 		echo "no output for $row $op $iters (see $f.client.log)" >&2
 		return 1
-	}
+	fi
 	echo "$f"
 }
 
