@@ -137,10 +137,13 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 			RPMA_LOG_ERROR("the provider has no native flush");
 			return RPMA_E_NOSUPP;
 		}
-		RPMA_LOG_DEBUG("flush to %s of %zu bytes at 0x%" PRIx64 ": native FLUSH (%s)",
-			       tname, len, raddr,
-			       announced ? "the region announced it"
-					 : "forced toward unannounced regions");
+		/* asked first: a varargs call per flush costs more than the post */
+		if (rpma_log_enabled(RPMA_LOG_LEVEL_DEBUG))
+			RPMA_LOG_DEBUG("flush to %s of %zu bytes at 0x%" PRIx64
+				       ": native FLUSH (%s)",
+				       tname, len, raddr,
+				       announced ? "the region announced it"
+						 : "forced toward unannounced regions");
 		return ops->flush(conn, raddr, rkey, len, type, flags, op_context);
 	}
 
@@ -162,12 +165,14 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
 	if (apm_len > size - (uint64_t)dst_offset) /* dst_offset <= size: checked above */
 		apm_offset = (size_t)(size - apm_len);
 	raddr = raddr - dst_offset + apm_offset;
-	RPMA_LOG_DEBUG("flush to %s of %zu bytes: APM read of %zu bytes at 0x%" PRIx64 " (%s)",
-		       tname, len, apm_len, raddr,
-		       !(conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH)
-			       ? "no native flush on this connection"
-			       : "the region did not announce native flush access, or the peer "
-				 "configuration applied is not from one of our targets");
+	if (rpma_log_enabled(RPMA_LOG_LEVEL_DEBUG))
+		RPMA_LOG_DEBUG(
+			"flush to %s of %zu bytes: APM read of %zu bytes at 0x%" PRIx64 " (%s)",
+			tname, len, apm_len, raddr,
+			!(conn->caps & RPMA_PROV_CAP_NATIVE_FLUSH)
+				? "no native flush on this connection"
+				: "the region did not announce native flush access, or the peer "
+				  "configuration applied is not from one of our targets");
 
 	if (apm_len == 0) /* an empty remote region: the zero-byte read still orders */
 		return ops->read(conn, NULL, 0, 0, 0, 0, flags, op_context);

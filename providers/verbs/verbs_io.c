@@ -203,13 +203,16 @@ int vrb_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	struct vrb_conn *vc = vrb_conn(conn);
 #ifdef VERBS_NATIVE_ATOMIC_WRITE
 	if (vc->native_atomic_write) {
-		VRB_LOG_DEBUG("atomic write at 0x%" PRIx64 ": native ATOMIC_WRITE", raddr);
+		/* asked first: a varargs call per operation costs more than the post */
+		if (rpma_log_enabled(RPMA_LOG_LEVEL_DEBUG))
+			VRB_LOG_DEBUG("atomic write at 0x%" PRIx64 ": native ATOMIC_WRITE", raddr);
 		return vrb_atomic_write_native(vc, raddr, rkey, src, flags, op_context);
 	}
 #endif
-	VRB_LOG_DEBUG("atomic write at 0x%" PRIx64 ": fenced inline RDMA WRITE (no native "
-		      "atomic write on this connection)",
-		      raddr);
+	if (rpma_log_enabled(RPMA_LOG_LEVEL_DEBUG))
+		VRB_LOG_DEBUG("atomic write at 0x%" PRIx64 ": fenced inline RDMA WRITE (no native "
+			      "atomic write on this connection)",
+			      raddr);
 	struct ibv_sge sge = {
 		.addr = (uint64_t)(uintptr_t)src,
 		.length = 8,

@@ -115,10 +115,12 @@ record() {
 	printf -- '---- %s: %s in %s s\n\n' "$1" "$what" "$(secs "$6")"
 }
 
-# known_failures PART -- the scenarios of PART listed as known failures
+# known_failures PART -- the scenarios of PART listed as known failures (lines
+# of "PART" on every stack, of "PART@STACK" on that stack only)
 known_failures() {
 	[[ -r $KNOWN ]] || return 0
-	awk -v part="$1" '!/^[[:space:]]*(#|$)/ && $1 == part { print $2 }' "$KNOWN"
+	awk -v part="$1" -v tagged="$1@${GUEST_SUITE_STACK:-host}" \
+		'!/^[[:space:]]*(#|$)/ && ($1 == part || $1 == tagged) { print $2 }' "$KNOWN"
 }
 
 # is_known LIST NAME -- NAME is in the newline-separated LIST
@@ -186,7 +188,8 @@ run_criterion() {
 
 # known_reason PART NAME -- the reason given in the list
 known_reason() {
-	awk -v part="$1" -v name="$2" '$1 == part && $2 == name {
+	awk -v part="$1" -v tagged="$1@${GUEST_SUITE_STACK:-host}" -v name="$2" \
+		'($1 == part || $1 == tagged) && $2 == name {
 		$1 = ""; $2 = ""; sub(/^[[:space:]]+/, ""); print; exit }' "$KNOWN"
 }
 
@@ -536,6 +539,8 @@ if [[ ${1:-} == --in-guest ]]; then
 fi
 
 STACK=${GUEST_SUITE_STACK:-host}
+# the guest side reads it too (known failures of one stack)
+export GUEST_SUITE_STACK=$STACK
 parts=("$@")
 if [[ ${#parts[@]} -eq 0 ]]; then
 	parts=("${ALL_PARTS[@]/native/}")
