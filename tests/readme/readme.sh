@@ -8,7 +8,8 @@
 #                                   copy of the source tree, with HOME set to
 #                                   an empty directory of the test;
 #   <!-- readme-test: NAME -->      run by another test (tests/debian/replace.sh
-#                                   runs "package" and "package-install" in a
+#                                   runs "package", "package-install" and
+#                                   "package-restore" in a
 #                                   clean Debian root), checked here only for
 #                                   being one of the known names.
 # Also checked: no shell block without a marker (an untested command), and
@@ -87,7 +88,7 @@ for i in $(seq 1 "$n"); do
 	name=$(cat "$work/blocks/$i.name")
 	case $name in
 	run) ;;
-	package | package-install)
+	package | package-install | package-restore)
 		echo "block $i: run by tests/debian/replace.sh ($name)"
 		continue
 		;;
