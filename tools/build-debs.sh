@@ -26,7 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tree=$work/librpma-$version
 mkdir "$tree"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ -e "$src/.git" ] && git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard | grep -zv '^build' |
 		xargs -0 -I{} sh -c '[ -e "{}" ] && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -C "$tree" -xf -
 else
@@ -43,7 +43,7 @@ echo "build-debs.sh: built in $((SECONDS - start)) s"
 rm -f "$out"/*.deb "$out"/*.changes "$out"/*.buildinfo
 cp "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$out"/
 changes=$(ls "$out"/*.changes)
-lintian --no-tag-display-limit "$changes" >"$out/lintian.txt" 2>&1 || true
+lintian --tag-display-limit 0 "$changes" >"$out/lintian.txt" 2>&1 || true
 errors=$(grep -c '^E: ' "$out/lintian.txt" || true)
 warnings=$(grep -c '^W: ' "$out/lintian.txt" || true)
 cat "$out/lintian.txt"

@@ -94,8 +94,9 @@ static const struct rpma_provider *find_loaded(const char *name)
 	return NULL;
 }
 
-/* probe -- what provider name would do with addr: one line, 0 when it serves it */
-static int probe(const char *name, const char *addr, enum rpma_util_ibv_context_type type)
+/* probe -- what provider name would do with addr: one line, 0 when it serves it (*caps set) */
+static int probe(const char *name, const char *addr, enum rpma_util_ibv_context_type type,
+		 uint64_t *caps_out)
 {
 	struct ibv_context *ctx = NULL;
 	struct rpma_peer *peer = NULL;
@@ -114,6 +115,7 @@ static int probe(const char *name, const char *addr, enum rpma_util_ibv_context_
 		return ret;
 	}
 	uint64_t caps = rpma_peer_caps(peer);
+	*caps_out = caps;
 	char max[32] = "unlimited";
 	if (rpma_peer_max_msg_size(peer) != SIZE_MAX)
 		snprintf(max, sizeof(max), "%zu", rpma_peer_max_msg_size(peer));
@@ -192,9 +194,15 @@ int main(int argc, char *argv[])
 
 	printf("%s address %s:\n", type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? "local" : "remote", addr);
 	const char *first = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (probe(names[i], addr, type) == 0 && first == NULL)
+	uint64_t caps[8] = {0}, first_caps = 0;
+	int served[8] = {0};
+	for (size_t i = 0; i < n; i++) {
+		served[i] = probe(names[i], addr, type, &caps[i]) == 0;
+		if (served[i] && first == NULL) {
 			first = names[i];
+			first_caps = caps[i];
+		}
+	}
 
 	int ret = 0;
 	if (forced) {
@@ -213,9 +221,17 @@ int main(int argc, char *argv[])
 			ret = rpma_utils_get_ibv_context(addr, type, &ctx) ? 1 : 0;
 			printf("selected: %s (RPMA_PROVIDER)%s\n", forced,
 			       ret ? ", which cannot serve the address" : "");
+			for (size_t i = 0; i < n && !ret; i++) {
+				if (strcmp(names[i], forced) == 0 && served[i]) {
+					printf("device caps: ");
+					print_caps(caps[i]);
+				}
+			}
 		}
 	} else if (first) {
 		printf("selected: %s (automatic selection)\n", first);
+		printf("device caps: ");
+		print_caps(first_caps);
 	} else {
 		printf("selected: none: no provider serves the address\n");
 		ret = 1;

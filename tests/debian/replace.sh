@@ -51,7 +51,7 @@ done
 
 # 1. the packages, by README's commands, in a copy of the tree
 mkdir "$work/tree"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ -e "$src/.git" ] && git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard | grep -zv '^build' |
 		xargs -0 -I{} sh -c '[ -e "{}" ] && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -C "$work/tree" -xf -
 else

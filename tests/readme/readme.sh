@@ -73,7 +73,7 @@ else
 fi
 
 # a copy of the source tree: the files git knows (tracked and new) in a clone, everything in a tarball's tree
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ -e "$src/.git" ] && git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard | grep -zv '^build' |
 		xargs -0 -I{} sh -c '[ -e "{}" ] && printf "%s\0" "{}"' | tar --null -T - -cf -) | tar -C "$work/tree" -xf -
 else
