@@ -163,10 +163,12 @@ for src in $MAN_SOURCES; do
 	while IFS= read -r msg; do fail "$msg"; done <"$tmp/msgs"
 done
 
-# section 1: one page per installed program (bin_PROGRAMS of the Makefile.inc files), no other
+# section 1: one page per installed program (bin_PROGRAMS of the Makefile.inc files and
+# tools/Makefile.inc's RPMA_INSTALLED_BENCH), no other
 cat "$top_srcdir"/*/Makefile.inc "$top_srcdir"/*/*/Makefile.inc 2>/dev/null |
-	awk '$1 == "bin_PROGRAMS" && ($2 == "+=" || $2 == "=") { for (i = 3; i <= NF; i++) print $i }' |
-	sed 's|.*/||' | sort -u >"$tmp/programs"
+	awk '($1 == "bin_PROGRAMS" || $1 == "RPMA_INSTALLED_BENCH") && ($2 == "+=" || $2 == "=") { on = 1; $1 = ""; $2 = "" }
+		on { cont = sub(/\\[ \t]*$/, ""); for (i = 1; i <= NF; i++) print $i; if (!cont) on = 0 }' |
+	sed 's|.*/||' | sed '/^$/d' | sort -u >"$tmp/programs"
 sort -u "$tmp/pages1" >"$tmp/pages1.sorted"
 for p in $(comm -23 "$tmp/programs" "$tmp/pages1.sorted"); do
 	fail "installed program $p has no section-1 man page"
