@@ -27,6 +27,7 @@ fi
 # the list of pages, from man/Makefile.inc
 : >"$tmp/pages3"
 : >"$tmp/pages7"
+: >"$tmp/pages1"
 for src in $MAN_SOURCES; do
 	page=${src#man/}
 	page=${page%.md}
@@ -34,7 +35,8 @@ for src in $MAN_SOURCES; do
 	case $page in
 	*.3) echo "${page%.3}" >>"$tmp/pages3" ;;
 	*.7) echo "${page%.7}" >>"$tmp/pages7" ;;
-	*) fail "$src: only sections 3 and 7 are expected" ;;
+	*.1) echo "${page%.1}" >>"$tmp/pages1" ;;
+	*) fail "$src: only sections 1, 3 and 7 are expected" ;;
 	esac
 done
 : >"$tmp/aliases"
@@ -57,7 +59,7 @@ for stub in $MAN_ALIASES; do
 done
 
 # files in man/ that nobody installs
-for f in "$mandir"/*.md "$mandir"/*.[37]; do
+for f in "$mandir"/*.md "$mandir"/*.[137]; do
 	[ -f "$f" ] || continue
 	rel=man/${f##*/}
 	case $f in
@@ -94,7 +96,7 @@ for src in $MAN_SOURCES; do
 	[ -f "$file" ] || continue
 	page=${src#man/}
 	page=${page%.md}
-	name=${page%.[37]}
+	name=${page%.[137]}
 	section=${page##*.}
 	out=$(awk -v name="$name" -v section="$section" '
 		BEGIN { fm = 0 }
@@ -110,7 +112,8 @@ for src in $MAN_SOURCES; do
 		END {
 			if (toupper(meta["title"]) != toupper(name)) print "title is not " toupper(name)
 			if (meta["section"] != section) print "section is not " section
-			if (meta["header"] != "librpma Programmer'"'"'s Manual") print "header is not \"librpma Programmer'"'"'s Manual\""
+			hdr = section == 1 ? "librpma User Commands" : "librpma Programmer'"'"'s Manual"
+			if (meta["header"] != hdr) print "header is not \"" hdr "\""
 			if (meta["footer"] !~ /^librpma [0-9]+\.[0-9]+\.[0-9]+$/) print "footer is not \"librpma <version>\""
 			if (meta["date"] !~ /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]$/) print "date is not YYYY-MM-DD"
 			if (section == 3) {
@@ -118,6 +121,11 @@ for src in $MAN_SOURCES; do
 				got = ""
 				for (i = 1; i <= nh; i++) if (heads[i] != "NOTES" && heads[i] != "EXAMPLE") got = got (got ? " " : "") heads[i]
 				if (got != want) print "sections are \"" got "\", expected \"" want "\" (NOTES may come before SEE ALSO)"
+			} else if (section == 1) {
+				got = ""
+				for (i = 1; i <= nh; i++) got = got " " heads[i] " "
+				if (heads[1] != "NAME" || heads[2] != "SYNOPSIS" || heads[3] != "DESCRIPTION" || got !~ / OPTIONS .* SEE ALSO $/)
+					print "sections are not NAME SYNOPSIS DESCRIPTION ... OPTIONS ... SEE ALSO"
 			} else if (heads[1] != "NAME") print "the first section is not NAME"
 			print "NAMELINE" nameline
 		}' "$file")
@@ -155,6 +163,20 @@ for src in $MAN_SOURCES; do
 	while IFS= read -r msg; do fail "$msg"; done <"$tmp/msgs"
 done
 
+# section 1: one page per installed program (bin_PROGRAMS of the Makefile.inc files and
+# tools/Makefile.inc's RPMA_INSTALLED_BENCH), no other
+cat "$top_srcdir"/*/Makefile.inc "$top_srcdir"/*/*/Makefile.inc 2>/dev/null |
+	awk '($1 == "bin_PROGRAMS" || $1 == "RPMA_INSTALLED_BENCH") && ($2 == "+=" || $2 == "=") { on = 1; $1 = ""; $2 = "" }
+		on { cont = sub(/\\[ \t]*$/, ""); for (i = 1; i <= NF; i++) print $i; if (!cont) on = 0 }' |
+	sed 's|.*/||' | sed '/^$/d' | sort -u >"$tmp/programs"
+sort -u "$tmp/pages1" >"$tmp/pages1.sorted"
+for p in $(comm -23 "$tmp/programs" "$tmp/pages1.sorted"); do
+	fail "installed program $p has no section-1 man page"
+done
+for p in $(comm -13 "$tmp/programs" "$tmp/pages1.sorted"); do
+	fail "man page $p.1 names no installed program (bin_PROGRAMS)"
+done
+n1=$(wc -l <"$tmp/pages1.sorted")
 n3=$(wc -l <"$tmp/pages3.sorted")
 n7=$(wc -l <"$tmp/pages7")
 nf=$(wc -l <"$tmp/functions")
@@ -162,4 +184,4 @@ if [ "$failures" -ne 0 ]; then
 	echo "check-pages: $failures problem(s)"
 	exit 1
 fi
-echo "check-pages: $nf exported functions, $n3 section-3 pages ($(echo "$MAN_ALIASES" | wc -w) aliases), $n7 section-7 pages: OK"
+echo "check-pages: $n1 section-1 pages for $(wc -l <"$tmp/programs") installed programs, $nf exported functions, $n3 section-3 pages ($(echo "$MAN_ALIASES" | wc -w) aliases), $n7 section-7 pages: OK"

@@ -20,7 +20,7 @@ command -v man >/dev/null 2>&1 && have_man=yes
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/man3" "$tmp/man7"
+mkdir "$tmp/man1" "$tmp/man3" "$tmp/man7"
 
 # render FILE LABEL -- run FILE through groff and man, report problems under LABEL
 render() {

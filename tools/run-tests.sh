@@ -15,7 +15,10 @@
 # skips the trixie Soft-RoCE guest (tests/rxe/guest-suite.sh with
 # GUEST_SUITE_STACK=trixie on the lane's build-dir/trixie: native RDMA FLUSH
 # and ATOMIC WRITE, the interop matrix with librpma 1.2 and 1.3; its results
-# count in the summary as build-dir/trixie-guest.trs).
+# count in the summary as build-dir/trixie-guest.trs).  RPMA_DEBS=0 skips the
+# Debian packages (tests/debian/replace.sh in build-dir/debs: dpkg-buildpackage,
+# lintian, our librpma0 replacing Debian's in a clean bookworm root and back;
+# build-dir/debian-packages.trs).
 set -uo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$src/build}
@@ -100,6 +103,23 @@ else
 	*) tg_result FAIL ;;
 	esac
 fi
+# the Debian packages: built, lintian, installed over Debian's librpma0 in a clean root, removed
+step "Debian packages: dpkg-buildpackage, lintian, librpma0 replacing Debian's in a clean bookworm root and back"
+deb_rc=0
+deb_result() { printf ':test-result: %s\n:global-test-result: %s\n:recheck: no\n:copy-in-global-log: no\n' "$1" "$1" >debian-packages.trs; }
+if [ "${RPMA_DEBS:-1}" = 0 ]; then
+	echo "Debian packages: skipped (RPMA_DEBS=0)" | tee debian-packages.log
+	deb_result SKIP
+else
+	bash "$src/tests/debian/replace.sh" "$build/debs" >debian-packages.log 2>&1
+	deb_rc=$?
+	grep -E '^(ok|FAIL|SKIPPED|lintian|replace)' debian-packages.log
+	case $deb_rc in
+	0) deb_result PASS ;;
+	77) deb_result SKIP && deb_rc=0 ;;
+	*) deb_result FAIL ;;
+	esac
+fi
 dist_rc=0
 if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	step "make distcheck"
@@ -115,14 +135,15 @@ fi
 step "summary"
 bash "$src"/tests/summary.sh . | sed '$d' || true
 if [ "$check_rc" -ne 0 ] || [ "$dist_rc" -ne 0 ] || [ "$tsan_rc" -ne 0 ] || [ "$asan_rc" -ne 0 ] ||
-	[ "$trixie_rc" -ne 0 ] || [ "$tg_rc" -ne 0 ]; then
+	[ "$trixie_rc" -ne 0 ] || [ "$tg_rc" -ne 0 ] || [ "$deb_rc" -ne 0 ]; then
 	echo "distcheck: $([ "$dist_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "tsan: $([ "$tsan_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "asan: $([ "$asan_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "trixie: $([ "$trixie_rc" -eq 0 ] && echo ok || echo FAILED)"
 	echo "trixie guest: $([ "$tg_rc" -eq 0 ] && echo ok || echo FAILED)"
+	echo "Debian packages: $([ "$deb_rc" -eq 0 ] && echo ok || echo FAILED)"
 fi
 # the closing line (tests/summary.sh prints the counts of the test run itself)
 bash "$src"/tests/summary.sh --line . $(((dist_rc != 0) + tsan_extra + asan_extra + trixie_extra))
 [ "$check_rc" -eq 0 ] && [ "$dist_rc" -eq 0 ] && [ "$tsan_rc" -eq 0 ] && [ "$asan_rc" -eq 0 ] &&
-	[ "$trixie_rc" -eq 0 ] && [ "$tg_rc" -eq 0 ]
+	[ "$trixie_rc" -eq 0 ] && [ "$tg_rc" -eq 0 ] && [ "$deb_rc" -eq 0 ]
