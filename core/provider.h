@@ -82,8 +82,11 @@
 #define RPMA_PROV_CAP_IMM_CONSUMES_RECV (1ULL << 4)
 /*
  * with RPMA_PROV_CAP_NATIVE_FLUSH: flush natively toward every remote region,
- * also the ones whose descriptor does not announce native flush access
- * (upstream librpma 1.3's rule; without this bit such regions get the APM flush)
+ * also the ones whose descriptor does not announce native flush access.  Set
+ * it when the provider's flush needs no access right on the target region,
+ * or to follow upstream librpma 1.3's rule on purpose; without this bit such
+ * regions get the APM flush (a native flush the target's rights refuse would
+ * break the connection)
  */
 #define RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED (1ULL << 5)
 

@@ -340,7 +340,8 @@ static const struct rpma_provider_ops fab_ops = {
 const struct rpma_provider rpma_provider_fabric = {
 	.name = "fabric",
 	.description = "libfabric FI_EP_MSG endpoints (tcp, sockets, verbs, ...)",
-	.caps = RPMA_PROV_CAP_NATIVE_FLUSH,
+	/* fab_flush needs no access right on the target region: no announcement */
+	.caps = RPMA_PROV_CAP_NATIVE_FLUSH | RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED,
 	.peer_size = sizeof(struct fab_peer),
 	.mr_size = sizeof(struct fab_mr),
 	.ep_size = sizeof(struct fab_ep),
