@@ -141,6 +141,12 @@ struct rpma_provider_ops {
 	 * field.  NULL (or an answer of 0): no limit below SIZE_MAX.
 	 */
 	size_t (*peer_max_msg_size)(const struct rpma_peer *peer);
+	/*
+	 * peer_describe -- optional: one line for people (rpma-info) naming what
+	 * the peer runs on: the device, the transport under it, limits a user
+	 * meets (private data, ...); at most size bytes with the NUL
+	 */
+	void (*peer_describe)(const struct rpma_peer *peer, char *buf, size_t size);
 
 	/* ----- memory registration */
 	/*
@@ -282,7 +288,8 @@ struct rpma_provider_ops {
 
 /*
  * RPMA_PROVIDER_MANDATORY_OPS -- every op a provider must set (all but
- * device_put, device_is_odp_capable, peer_max_msg_size, mr_advise and flush):
+ * device_put, device_is_odp_capable, peer_max_msg_size, peer_describe,
+ * mr_advise and flush):
  * the one list the core checks a table against when it looks the provider up
  * (core/provider.c); a name that is not a member of struct rpma_provider_ops
  * does not compile.  X(op) is applied to each.
@@ -373,7 +380,7 @@ extern const char *const rpma_provider_modules;
  * with providers/module.c gets the functions declared below and log.h's
  * rpma_log_emit() as forwarders to them).
  */
-#define RPMA_PROVIDER_ABI_VERSION  2U
+#define RPMA_PROVIDER_ABI_VERSION  3U
 #define RPMA_PROVIDER_MODULE_ENTRY "rpma_provider_module"
 #define RPMA_PROVIDER_PATH_ENV	   "RPMA_PROVIDER_PATH"
 

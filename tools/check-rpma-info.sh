@@ -34,6 +34,11 @@ for n in $names; do
 	grep -q "^  $n  *not loadable" "$work/out" && fail "the module of $n was not found next to rpma-info"
 	lines=$(grep -cE "^  $n +(serves it: |cannot serve it: .)" "$work/out")
 	[ "$lines" -eq 1 ] || fail "$lines line(s) for $n on 127.0.0.1, expected 1"
+	# a provider that serves the address says what it runs on, on the next line
+	if grep -qE "^  $n +serves it: " "$work/out"; then
+		grep -A1 -E "^  $n +serves it: " "$work/out" | sed -n 2p | grep -qE '^ +on: .+' ||
+			fail "no 'on:' line after $n serves it"
+	fi
 done
 sel=$(grep -c '^selected: ' "$work/out")
 [ "$sel" -eq 1 ] || fail "$sel 'selected:' lines"

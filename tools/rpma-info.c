@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "librpma.h"
+#include "peer.h"
 #include "provider.h"
 #include "provider_select.h"
 #include "utils.h"
@@ -129,6 +130,13 @@ static int probe(const char *name, const char *addr, enum rpma_util_ibv_context_
 	       (caps & RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE) ? "yes" : "no (a fenced 8-byte write)",
 	       odp ? "yes" : "no", max);
 	print_caps(caps);
+	const struct rpma_provider *prov = rpma_peer_provider(peer);
+	if (prov != NULL && prov->ops->peer_describe != NULL) {
+		char what[512];
+		what[0] = '\0';
+		prov->ops->peer_describe(peer, what, sizeof(what));
+		printf("  %-8s on: %s\n", "", what);
+	}
 	(void)rpma_peer_delete(&peer);
 	return 0;
 }

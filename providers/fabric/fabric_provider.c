@@ -297,6 +297,29 @@ static size_t fab_peer_max_msg_size(const struct rpma_peer *peer)
 	return info->ep_attr->max_msg_size;
 }
 
+/*
+ * fab_peer_describe -- the libfabric provider, endpoint type, fabric and
+ * domain the peer negotiated, and libfabric's version
+ */
+static void fab_peer_describe(const struct rpma_peer *peer, char *buf, size_t size)
+{
+	const struct fi_info *info = fab_peer(peer)->info;
+	if (info == NULL || info->fabric_attr == NULL) {
+		snprintf(buf, size, "libfabric %u.%u", FI_MAJOR(fi_version()),
+			 FI_MINOR(fi_version()));
+		return;
+	}
+	const char *dom =
+		info->domain_attr && info->domain_attr->name ? info->domain_attr->name : "?";
+	snprintf(buf, size,
+		 "libfabric %u.%u, provider %s, FI_EP_MSG endpoints, fabric %s, domain %s, "
+		 "private data up to %u bytes (less where the transport carries less)",
+		 FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
+		 info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "?",
+		 info->fabric_attr->name ? info->fabric_attr->name : "?", dom,
+		 (unsigned)FAB_PDATA_API_MAX);
+}
+
 static const struct rpma_provider_ops fab_ops = {
 	.device_get = fab_device_get,
 	.device_put = fab_device_put,
@@ -304,6 +327,7 @@ static const struct rpma_provider_ops fab_ops = {
 	.peer_init = fab_peer_init,
 	.peer_fini = fab_peer_fini,
 	.peer_max_msg_size = fab_peer_max_msg_size,
+	.peer_describe = fab_peer_describe,
 	.mr_reg = fab_mr_reg,
 	.mr_dereg = fab_mr_dereg,
 	/* .mr_advise: none, libfabric has no counterpart of ibv_advise_mr() (core: RPMA_E_NOSUPP) */

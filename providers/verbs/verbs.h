@@ -178,6 +178,7 @@ int vrb_device_is_odp_capable(void *dev, int *is_odp_capable);
 int vrb_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps);
 int vrb_peer_fini(struct rpma_peer *peer);
 size_t vrb_peer_max_msg_size(const struct rpma_peer *peer);
+void vrb_peer_describe(const struct rpma_peer *peer, char *buf, size_t size);
 
 /* ----- verbs_mr.c */
 int vrb_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,

@@ -78,6 +78,24 @@ size_t vrb_peer_max_msg_size(const struct rpma_peer *peer)
 }
 
 /*
+ * vrb_peer_describe -- the device, its transport and the private-data limits
+ * of rdma_cm's RC connections
+ */
+void vrb_peer_describe(const struct rpma_peer *peer, char *buf, size_t size)
+{
+	const struct vrb_peer *vp = vrb_peer(peer);
+	const struct ibv_device *d = vp->ctx->device;
+	snprintf(buf, size,
+		 "device %s (%s), RC queue pairs through rdma_cm, private data up to %d bytes "
+		 "on connect and %d on accept",
+		 ibv_get_device_name(vp->ctx->device),
+		 d->transport_type == IBV_TRANSPORT_IWARP ? "iWARP"
+		 : d->transport_type == IBV_TRANSPORT_IB  ? "InfiniBand or RoCE"
+							  : "other transport",
+		 VRB_PDATA_MAX_CONNECT, VRB_PDATA_MAX_ACCEPT);
+}
+
+/*
  * vrb_native_mode -- RPMA_VERBS_NATIVE_FLUSH: 0 no native flush nor atomic
  * write (the APM flush, the fenced inline write), 1 native flushes also to
  * regions that do not announce native flush access, unset: automatic

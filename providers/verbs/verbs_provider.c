@@ -70,6 +70,7 @@ static const struct rpma_provider_ops vrb_ops = {
 	.peer_init = vrb_peer_init,
 	.peer_fini = vrb_peer_fini,
 	.peer_max_msg_size = vrb_peer_max_msg_size,
+	.peer_describe = vrb_peer_describe,
 
 	.mr_reg = vrb_mr_reg,
 	.mr_dereg = vrb_mr_dereg,

@@ -68,7 +68,7 @@ run() {
 run "fabric" "ok" "" RPMA_PROVIDER=fabric
 run "unknown provider" "Not supported" 'RPMA_PROVIDER="nosuch"' RPMA_PROVIDER=nosuch
 run "bad name" "Not supported" 'no such provider' RPMA_PROVIDER=../fabric
-run "another ABI version" "Not supported" 'ABI version 3, this librpma has 2' \
+run "another ABI version" "Not supported" 'ABI version 4, this librpma has 3' \
 	RPMA_PROVIDER=badabi RPMA_PROVIDER_PATH="$build/tests/modules/.libs"
 
 # 3. libfabric not installed (hidden in a private mount namespace): the fabric provider is
