@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,38 +71,115 @@ static int itest_module_traits(struct dl_phdr_info *info, size_t size, void *dat
 	return fn != NULL;
 }
 
+/* what the probe's child process hands back */
+struct itest_probe_msg {
+	char name[64];
+	char log_prefix[64];
+	bool has_prefix;
+	bool has_traits;
+	struct rpma_provider_traits traits; /* log_prefix: see above */
+	char err[256];			    /* empty: the probe worked */
+};
+
+/* itest_probe_child -- open a peer, read the provider's name and ask its module */
+static void itest_probe_child(struct itest_probe_msg *m)
+{
+	enum rpma_log_level saved;
+	if (rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &saved) != 0 ||
+	    rpma_log_set_function(itest_probe_log) != 0 ||
+	    rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO) != 0) {
+		snprintf(m->err, sizeof(m->err), "the log could not be redirected");
+		return;
+	}
+	itest_probe_line[0] = '\0';
+	struct ibv_context *dev = NULL;
+	struct rpma_peer *peer = NULL;
+	int ret = rpma_utils_get_ibv_context(itest_ip(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev);
+	if (ret == 0)
+		ret = rpma_peer_new(dev, &peer);
+	if (ret != 0) {
+		snprintf(m->err, sizeof(m->err), "no peer on %s: %s", itest_ip(),
+			 rpma_err_2str(ret));
+		return;
+	}
+	(void)rpma_peer_delete(&peer);
+	(void)rpma_log_set_threshold(RPMA_LOG_THRESHOLD, saved);
+
+	const char *name = strstr(itest_probe_line, ITEST_PEER_OPENED);
+	if (name == NULL) {
+		snprintf(m->err, sizeof(m->err), "the core logged no '" ITEST_PEER_OPENED "' line");
+		return;
+	}
+	name += strlen(ITEST_PEER_OPENED);
+	size_t len = strcspn(name, " ");
+	if (len == 0 || len >= sizeof(m->name)) {
+		snprintf(m->err, sizeof(m->err), "no provider name in '%s'", itest_probe_line);
+		return;
+	}
+	memcpy(m->name, name, len);
+	m->name[len] = '\0';
+
+	char module[sizeof(m->name) + 16];
+	snprintf(module, sizeof(module), "librpma-%s.so", m->name);
+	memset(&itest_current_traits, 0, sizeof(itest_current_traits));
+	m->has_traits = dl_iterate_phdr(itest_module_traits, module) != 0;
+	m->traits = itest_current_traits;
+	if (m->traits.log_prefix != NULL) {
+		snprintf(m->log_prefix, sizeof(m->log_prefix), "%s", m->traits.log_prefix);
+		m->has_prefix = true;
+	}
+	m->traits.log_prefix = NULL;
+}
+
 /*
  * itest_probe -- open a peer on the testing address as the scenarios will
  * (RPMA_PROVIDER, or automatic selection), learn from the core's log which
- * provider serves it and ask that provider's module for its traits
+ * provider serves it and ask that provider's module for its traits.  That
+ * happens in a child process: the scenario's own process must not open a
+ * device before it forks (peerkill's victims), since a verbs device opened
+ * before fork() does not work in the child.
  */
 static void itest_probe(void)
 {
-	enum rpma_log_level saved;
-	cr_assert_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &saved), 0);
-	itest_probe_line[0] = '\0';
-	cr_assert_eq(rpma_log_set_function(itest_probe_log), 0);
-	cr_assert_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO), 0);
-	struct rpma_peer *peer = itest_peer();
-	cr_assert_eq(rpma_peer_delete(&peer), 0);
-	cr_assert_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION), 0);
-	cr_assert_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, saved), 0);
-
-	const char *name = strstr(itest_probe_line, ITEST_PEER_OPENED);
-	cr_assert_not_null(name, "the core logged no '" ITEST_PEER_OPENED "' line");
-	name += strlen(ITEST_PEER_OPENED);
-	size_t len = strcspn(name, " ");
-	cr_assert(len > 0 && len < sizeof(itest_current), "no provider name in '%s'",
-		  itest_probe_line);
-	memcpy(itest_current, name, len);
-	itest_current[len] = '\0';
-
-	char module[sizeof(itest_current) + 16];
-	snprintf(module, sizeof(module), "librpma-%s.so", itest_current);
-	memset(&itest_current_traits, 0, sizeof(itest_current_traits));
-	if (!dl_iterate_phdr(itest_module_traits, module))
-		cr_log_warn("%s declares no traits (%s): expecting their zero values", module,
-			    RPMA_PROVIDER_TRAITS_ENTRY);
+	static char prefix[64];
+	struct itest_probe_msg m;
+	memset(&m, 0, sizeof(m));
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		itest_probe_child(&m);
+		ssize_t w = write(fds[1], &m, sizeof(m));
+		_exit(w == (ssize_t)sizeof(m) ? 0 : 1);
+	}
+	close(fds[1]);
+	size_t got = 0;
+	while (got < sizeof(m)) {
+		ssize_t r = read(fds[0], (char *)&m + got, sizeof(m) - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	cr_assert_eq(got, sizeof(m), "the probe process answered %zu of %zu bytes (status 0x%x)",
+		     got, sizeof(m), (unsigned)status);
+	cr_assert_eq(m.err[0], '\0', "probe: %s", m.err);
+	memcpy(itest_current, m.name, sizeof(itest_current));
+	itest_current_traits = m.traits;
+	if (m.has_prefix) {
+		memcpy(prefix, m.log_prefix, sizeof(prefix));
+		itest_current_traits.log_prefix = prefix;
+	}
+	if (!m.has_traits)
+		cr_log_warn("librpma-%s.so declares no traits (%s): expecting their zero values",
+			    itest_current, RPMA_PROVIDER_TRAITS_ENTRY);
 }
 
 /*
