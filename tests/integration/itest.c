@@ -30,6 +30,8 @@
 
 #include "itest.h"
 
+extern char **environ;
+
 /* the provider of the running scenario (its name, from the core's log) and its traits */
 static char itest_current[64];
 static struct rpma_provider_traits itest_current_traits;
@@ -131,29 +133,66 @@ static void itest_probe_child(struct itest_probe_msg *m)
 	m->traits.log_prefix = NULL;
 }
 
+/* the environment variable that makes a new image of the test program the probe */
+#define ITEST_PROBE_FD_ENV "RPMA_ITEST_PROBE_FD"
+
+/*
+ * itest_probe_main -- before main(): in the image itest_probe() executes, do
+ * the probe, write its answer to the descriptor the environment names, exit
+ */
+__attribute__((constructor)) static void itest_probe_main(void)
+{
+	const char *fd = getenv(ITEST_PROBE_FD_ENV);
+	if (fd == NULL)
+		return;
+	struct itest_probe_msg m;
+	memset(&m, 0, sizeof(m));
+	itest_probe_child(&m);
+	ssize_t w = write(atoi(fd), &m, sizeof(m));
+	_exit(w == (ssize_t)sizeof(m) ? 0 : 1);
+}
+
 /*
  * itest_probe -- open a peer on the testing address as the scenarios will
  * (RPMA_PROVIDER, or automatic selection), learn from the core's log which
  * provider serves it and ask that provider's module for its traits.  That
- * happens in a child process: the scenario's own process must not open a
- * device before it forks (peerkill's victims), since a verbs device opened
- * before fork() does not work in the child.
+ * happens in a new image of this program (fork and exec): the scenario's own
+ * process must not open a device before it forks (peerkill's victims), since
+ * a verbs device opened before fork() does not work in the child, and a
+ * forked copy of a multi-threaded process must not start threads
+ * (ThreadSanitizer ends such a child; libfabric starts some).
  */
 static void itest_probe(void)
 {
 	static char prefix[64];
 	struct itest_probe_msg m;
 	memset(&m, 0, sizeof(m));
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert(n > 0 && n < (ssize_t)sizeof(exe) - 1, "readlink(/proc/self/exe): %s",
+		  strerror(errno));
+	exe[n] = '\0';
 	int fds[2];
 	cr_assert_eq(pipe(fds), 0, "pipe: %s", strerror(errno));
+	/* the child's environment is made here: after fork() only exec */
+	size_t nenv = 0;
+	while (environ[nenv] != NULL)
+		nenv++;
+	char **envp = calloc(nenv + 2, sizeof(*envp));
+	char fdvar[sizeof(ITEST_PROBE_FD_ENV) + 16];
+	cr_assert_not_null(envp, "out of memory");
+	snprintf(fdvar, sizeof(fdvar), "%s=%d", ITEST_PROBE_FD_ENV, fds[1]);
+	envp[0] = fdvar;
+	memcpy(envp + 1, environ, nenv * sizeof(*envp));
+	char *argv[] = {exe, NULL};
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
-		itest_probe_child(&m);
-		ssize_t w = write(fds[1], &m, sizeof(m));
-		_exit(w == (ssize_t)sizeof(m) ? 0 : 1);
+		execve(exe, argv, envp);
+		_exit(127);
 	}
+	free(envp);
 	close(fds[1]);
 	size_t got = 0;
 	while (got < sizeof(m)) {
