@@ -90,7 +90,12 @@ struct fab_source {
 	int fd; /* the wait fd (FI_GETWAIT), -1: none (polled periodically) */
 	fab_drain_fn *drain;
 	void *arg;
-	pthread_mutex_t drain_lock; /* one drainer at a time keeps the order */
+	/*
+	 * one drainer at a time keeps the order: a flag taken by exchange,
+	 * waited for with sched_yield() (the user and the progress thread
+	 * rarely meet here, and a drain is short: cheaper than a mutex)
+	 */
+	_Atomic bool draining;
 	/* an absolute deadline (CLOCK_MONOTONIC ns, 0: none) and what to do then */
 	_Atomic uint64_t deadline_ns;
 	fab_expire_fn *expire;
