@@ -35,7 +35,7 @@ build=${top_builddir:-.}
 ops=write,read,write-flush-v,atomic-flush
 size=8
 n=1000
-compl=wait
+compl="wait"
 nfun=12
 impls=ours,upstream,raw
 out=
@@ -103,8 +103,9 @@ ours=$build/bench/.libs/rpma-bench
 # ours only: the upstream build would load our librpma.so.0 too (it is a drop-in)
 ours_env=(RPMA_PROVIDER=verbs "LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
-# total_ir FILE -- the "summary:" (total Ir) of a callgrind output
-total_ir() { awk '/^summary:/ { print $2 }' "$1"; }
+# total_ir, lib_self
+# shellcheck source=bench/callgrind-common.sh
+. "$here/callgrind-common.sh"
 
 # one_count IMPL OP N BIN [ENV...] -- run a server and a callgrind client; echo the output file
 one_count() {
@@ -115,8 +116,8 @@ one_count() {
 	env "$@" "$bin" server -a "$ip" -p "$port" -q -t 600 -C wait >"$f.server.log" 2>&1 &
 	local spid=$!
 	sleep 1
-	local try
-	for try in 1 2 3; do
+	local _
+	for _ in 1 2 3; do
 		if env "$@" valgrind --tool=callgrind --callgrind-out-file="$f" "$bin" client \
 			-a "$ip" -p "$port" -m lat -o "$op" -s "$size" -n "$iters" -W 10 -c "$compl" -q \
 			>"$f.client.log" 2>&1; then
@@ -138,22 +139,6 @@ per_op() {
 	b=$(one_count "$impl" "$op" $((3 * n)) "$bin" "$@") || return 1
 	awk -v a="$(total_ir "$a")" -v b="$(total_ir "$b")" -v n="$n" \
 		'BEGIN { printf "%.0f\n", (b - a) / (2 * n) }'
-}
-
-# lib_self FILE -- "function Ir" of the library's code: its own object, and the
-# lines inlined into its functions from other files (from our sources and from
-# the inline functions of <infiniband/verbs.h>; callgrind_annotate lists those
-# without an object, under the library function they were inlined into)
-lib_self() {
-	callgrind_annotate --threshold=100 --auto=no "$1" 2>/dev/null |
-		awk '$1 ~ /^[0-9,]+$/ {
-			n = $1; gsub(/,/, "", n); f = $0
-			obj = (f ~ / \[[^]]*\]$/)
-			sub(/ \[[^]]*\]$/, "", f); sub(/^.*:/, "", f)
-			if ($0 ~ /librpma\.so/ || (!obj && f ~ /^(rpma|vrb|fab)_/))
-				s[f] += n
-		}
-		END { for (f in s) print f, s[f] }'
 }
 
 # functions OP -- the library's per-function self instructions per operation (ours)
@@ -188,13 +173,13 @@ IFS=, read -r -a oplist <<<"$ops"
 : >"$out/functions.txt"
 for op in "${oplist[@]}"; do
 	echo "guest: $op" >&2
-	o= u= r=
+	o="" u="" r=""
 	[[ ,$impls, == *,ours,* ]] && { o=$(per_op ours "$op" "$ours" "${ours_env[@]}") || o=; }
 	[[ ,$impls, == *,upstream,* && -x $out/rpma-bench-upstream ]] &&
 		{ u=$(per_op upstream "$op" "$out/rpma-bench-upstream" X=1) || u=; }
 	[[ ,$impls, == *,raw,* && -x $build/bench/baseline-verbs ]] &&
 		{ r=$(per_op raw "$op" "$build/bench/baseline-verbs" X=1) || r=; }
-	du=; dr=
+	du=""; dr=""
 	[[ -n $o && -n $u ]] && du=$(printf '%+d' $((o - u)))
 	[[ -n $o && -n $r ]] && dr=$(printf '%+d' $((o - r)))
 	lo=$(lib_per_op ours "$op") || lo=

@@ -14,11 +14,17 @@
  *   which the tcp provider needs at a passive RMA target.  The descriptors the
  *   user sees (CQ fd, shared completion fd, event fd, endpoint fd) are our own
  *   eventfds, so their readiness means exactly what it means on verbs.
- * - A connection owns a TX CQ and an RX CQ (libfabric); their entries are
- *   routed into the software CQs chosen by the core (main CQ, receive CQ, the
- *   SRQ's receive CQ).  A user polling a software CQ that is empty drains its
- *   feeding libfabric CQs directly, so busy polling does not wait for the
- *   progress thread.
+ * - A connection owns a TX CQ and, when its receives go elsewhere than its
+ *   main CQ (a receive CQ, an SRQ) or the provider is libfabric's verbs, an
+ *   RX CQ (libfabric); otherwise one libfabric CQ takes both directions.
+ *   Their entries are routed into the software CQs chosen by the core (main
+ *   CQ, receive CQ, the SRQ's receive CQ).  A user polling a software CQ
+ *   that is empty drains its feeding libfabric CQs directly, so busy polling
+ *   does not wait for the progress thread; rpma_cq_wait() on a connection's
+ *   own CQ whose fd was never handed out sleeps on the feeding CQs' wait
+ *   fds itself (fi_trywait + poll) and drains them on waking, so the
+ *   progress thread, which keeps those sources parked meanwhile, has no
+ *   part in the completion (fab_cq_wait_direct).
  * - Shared receive queues are emulated: each attached connection posts
  *   internal bounce buffers; a message that lands in one is copied into the
  *   next buffer posted to the SRQ (or waits for one), so the completion can
@@ -84,7 +90,12 @@ struct fab_source {
 	int fd; /* the wait fd (FI_GETWAIT), -1: none (polled periodically) */
 	fab_drain_fn *drain;
 	void *arg;
-	pthread_mutex_t drain_lock; /* one drainer at a time keeps the order */
+	/*
+	 * one drainer at a time keeps the order: a flag taken by exchange,
+	 * waited for with sched_yield() (the user and the progress thread
+	 * rarely meet here, and a drain is short: cheaper than a mutex)
+	 */
+	_Atomic bool draining;
 	/* an absolute deadline (CLOCK_MONOTONIC ns, 0: none) and what to do then */
 	_Atomic uint64_t deadline_ns;
 	fab_expire_fn *expire;
@@ -225,13 +236,32 @@ struct fab_cq {
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
 	uint32_t cap, head, count;
-	uint32_t reserved;  /* entries promised to pushers (fab_cq_reserve), under lock */
-	bool starved;	    /* full and out of memory: completions wait in libfabric */
-	_Atomic bool armed; /* changed under lock; the progress thread reads it without */
+	/*
+	 * entries neither filled nor promised to pushers (cap - count -
+	 * reserved): fab_cq_reserve takes from it without the lock while it is
+	 * positive; count and cap change under lock only
+	 */
+	_Atomic int64_t avail;
+	_Atomic uint32_t filled; /* count, stored under lock: fab_cq_poll looks at it without */
+	_Atomic bool starved;	 /* full and out of memory: completions wait in libfabric */
+	_Atomic bool armed;	 /* changed under lock; the progress thread reads it without */
 	bool is_rcq;
 	bool initialized;
 	_Atomic bool fd_exported; /* the user got the fd (rpma_cq_get_fd, compl fd) */
 	_Atomic bool waited;	  /* rpma_cq_wait / rpma_conn_wait has slept on it */
+	/*
+	 * fed only by the libfabric CQs of its own connection, which outlive
+	 * every rpma_cq_wait() on it: the waiting thread drives them itself
+	 * (fab_cq_wait) instead of sleeping until the progress thread does
+	 */
+	bool own_feeders;
+	/*
+	 * under lock: completions pushed so far, and whether a thread in
+	 * rpma_cq_wait() is draining the feeders itself, so that pushes then
+	 * need not notify the channel (the waiter counts them instead)
+	 */
+	_Atomic uint64_t pushes; /* changed under lock; fab_cq_poll reads it without */
+	_Atomic bool direct;	 /* set without the lock, cleared under it (fab_cq_wait_direct) */
 	struct fab_chan *chan;
 	/* the libfabric CQs that feed this one, drained directly by a polling user */
 	pthread_mutex_t feed_lock;
@@ -487,6 +517,7 @@ void fab_chan_put(struct fab_chan *chan);
 uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want);
 void fab_cq_unreserve(struct fab_cq *cq, uint32_t n);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
+void fab_cq_commit(struct fab_cq *cq, const struct ibv_wc *wc, uint32_t n, uint32_t reserved);
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
 void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
 enum ibv_wc_status fab_wc_status(int err);

@@ -164,7 +164,8 @@ static void fab_conn_shutdown(struct fab_conn *c)
 	 * them first, they tell whether it broke
 	 */
 	fab_source_drain(&c->tx_src);
-	fab_source_drain(&c->rx_src);
+	if (c->rxcq)
+		fab_source_drain(&c->rx_src);
 	fab_conn_end(c, atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
 	/*
 	 * answer the peer's disconnect at once: on libfabric's verbs this moves
@@ -454,6 +455,10 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 			goto err;
 		c->rcq = fab_cq(setup->rcq);
 	}
+	/* their waiters drive this connection's libfabric CQs themselves (fab_cq_wait) */
+	c->cq->own_feeders = !setup->shared_channel;
+	if (c->rcq)
+		c->rcq->own_feeders = !setup->shared_channel;
 	c->srq = setup->srq ? fab_srq(setup->srq) : NULL;
 	c->recv_target = setup->srq_rcq ? fab_cq(setup->srq_rcq) : c->rcq ? c->rcq : c->cq;
 
@@ -472,22 +477,36 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fab_err(ret);
 		goto err;
 	}
-	ret = fab_cq_open(p, (size_t)setup->cq_size + setup->sq_size + 16, &c->txcq);
+	ret = fab_cq_open(
+		p,
+		(size_t)setup->cq_size + setup->sq_size + 16 +
+			(c->recv_target == c->cq && !c->srq && !p->verbs ? setup->rq_size : 0),
+		&c->txcq);
 	if (ret)
 		goto err;
-	/* with a shared receive context, every buffer of the SRQ may complete here */
-	size_t rx_want = setup->rq_size;
-	if (c->srq && c->srq->srx && c->srq->rq_size > rx_want)
-		rx_want = c->srq->rq_size;
-	ret = fab_cq_open(p, rx_want + 16, &c->rxcq);
-	if (ret)
-		goto err;
+	/*
+	 * Receives that complete into the main CQ share the libfabric CQ of the
+	 * sends (one CQ to read and to wait on, in causal order by itself);
+	 * a separate receive CQ or an SRQ gets a libfabric CQ of its own, and so
+	 * does libfabric's verbs (whose error entries need not tell the
+	 * direction: fab_drain_tx sorts entries by FI_RECV).
+	 */
+	bool one_cq = c->recv_target == c->cq && !c->srq && !p->verbs;
+	if (!one_cq) {
+		/* with a shared receive context, every buffer of the SRQ may complete here */
+		size_t rx_want = setup->rq_size;
+		if (c->srq && c->srq->srx && c->srq->rq_size > rx_want)
+			rx_want = c->srq->rq_size;
+		ret = fab_cq_open(p, rx_want + 16, &c->rxcq);
+		if (ret)
+			goto err;
+	}
 	ret = fab_eq_open(p, &c->eq);
 	if (ret)
 		goto err;
 	ret = fi_ep_bind(c->ep, &c->txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, &c->rxcq->fid, FI_RECV);
+		ret = fi_ep_bind(c->ep, one_cq ? &c->txcq->fid : &c->rxcq->fid, FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, &c->eq->fid, 0);
 	if (!ret && c->srq)
@@ -541,7 +560,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	}
 
 	fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
-	fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
+	if (c->rxcq)
+		fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
 	fab_source_init(&c->eq_src, p, &c->eq->fid, fab_drain_conn_eq, c);
 	c->eq_src.expire = fab_conn_expire;
 	if (c->srq) {
@@ -552,13 +572,14 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fab_cq_add_feeder(c->cq, &c->tx_src);
 	if (ret)
 		goto err_sources;
-	ret = fab_cq_add_feeder(c->recv_target, &c->rx_src);
+	ret = c->rxcq ? fab_cq_add_feeder(c->recv_target, &c->rx_src) : 0;
 	if (ret) {
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		goto err_sources;
 	}
 	/* each source goes to the front: the thread drains the EQ, then TX, then RX */
-	fab_source_add(p, &c->rx_src);
+	if (c->rxcq)
+		fab_source_add(p, &c->rx_src);
 	fab_source_add(p, &c->tx_src);
 	fab_source_add(p, &c->eq_src);
 	c->info = info;

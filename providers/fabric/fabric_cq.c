@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -73,6 +74,7 @@ int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is
 	}
 	pthread_mutex_init(&cq->lock, NULL);
 	pthread_mutex_init(&cq->feed_lock, NULL);
+	atomic_init(&cq->avail, (int64_t)cq->cap);
 	cq->armed = true; /* armed from birth, as librpma does */
 	cq->is_rcq = is_rcq;
 	cq->initialized = true;
@@ -129,6 +131,21 @@ void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
 }
 
 /*
+ * fab_cq_take_avail -- take up to want of the free entries (none when there
+ * are none), without the lock
+ */
+static uint32_t fab_cq_take_avail(struct fab_cq *cq, uint32_t want)
+{
+	int64_t a = atomic_load(&cq->avail);
+	while (a > 0) {
+		uint32_t k = a < (int64_t)want ? (uint32_t)a : want;
+		if (atomic_compare_exchange_weak(&cq->avail, &a, a - k))
+			return k;
+	}
+	return 0;
+}
+
+/*
  * fab_cq_reserve -- room for up to want completions, growing a full ring:
  * the number of entries reserved, 0 when the ring is full and no memory is
  * left.  Every completion enters a CQ through a reservation, taken before
@@ -137,11 +154,19 @@ void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
  * gets no room leaves the entries in libfabric's CQ until the user takes
  * completions or memory returns.  Only a full ring that cannot grow gives no
  * room; from the second such attempt in a row on, each waits 1 ms first.
+ * While free entries are left (and the CQ is not starved) it takes no lock.
  */
 uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want)
 {
+	if (want == 0)
+		return 0;
+	if (!atomic_load_explicit(&cq->starved, memory_order_relaxed)) {
+		uint32_t k = fab_cq_take_avail(cq, want);
+		if (k > 0)
+			return k;
+	}
 	pthread_mutex_lock(&cq->lock);
-	if (cq->count + cq->reserved == cq->cap && want > 0) {
+	if (atomic_load(&cq->avail) <= 0) {
 		/* a full CQ grows where verbs would overflow (and break the connection) */
 		uint32_t ncap = cq->cap <= UINT32_MAX / 2 ? cq->cap * 2 : UINT32_MAX;
 		struct ibv_wc *nr = ncap > cq->cap ? malloc(ncap * sizeof(*nr)) : NULL;
@@ -153,18 +178,17 @@ uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want)
 			cq->head = 0;
 			if (cq->cap >= 64 && !(cq->cap & (cq->cap - 1)))
 				FAB_LOG_DEBUG("CQ grew to %u entries", ncap);
+			atomic_fetch_add(&cq->avail, (int64_t)(ncap - cq->cap));
 			cq->cap = ncap;
 		}
 	}
-	uint32_t room = cq->cap - cq->count - cq->reserved;
-	if (room > want)
-		room = want;
-	cq->reserved += room;
-	bool starved = room == 0 && want > 0;
-	bool report = starved && !cq->starved;
-	if (room > 0 && cq->starved)
+	uint32_t room = fab_cq_take_avail(cq, want);
+	bool starved = room == 0;
+	bool was = atomic_load(&cq->starved);
+	bool report = starved && !was;
+	if (room > 0 && was)
 		FAB_LOG_NOTICE("a CQ of %u entries has room again", cq->cap);
-	cq->starved = starved;
+	atomic_store(&cq->starved, starved);
 	uint32_t cap = cq->cap;
 	pthread_mutex_unlock(&cq->lock);
 	if (report)
@@ -182,10 +206,10 @@ void fab_cq_unreserve(struct fab_cq *cq, uint32_t n)
 {
 	if (n == 0)
 		return;
-	pthread_mutex_lock(&cq->lock);
-	cq->reserved -= n;
-	pthread_mutex_unlock(&cq->lock);
+	atomic_fetch_add(&cq->avail, (int64_t)n);
 }
+
+static void fab_cq_notify(struct fab_cq *cq);
 
 /*
  * fab_cq_push -- append a completion into an entry fab_cq_reserve() made
@@ -194,7 +218,7 @@ void fab_cq_unreserve(struct fab_cq *cq, uint32_t n)
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 {
 	pthread_mutex_lock(&cq->lock);
-	if (cq->reserved == 0 || cq->count == cq->cap) {
+	if (cq->count == cq->cap) {
 		/* every caller reserves first: this is a defect of the provider */
 		pthread_mutex_unlock(&cq->lock);
 		FAB_LOG_ERROR("qp %u: a completion (wr_id 0x%llx) without a reserved CQ entry is "
@@ -202,14 +226,45 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 			      wc->qp_num, (unsigned long long)wc->wr_id);
 		return;
 	}
-	cq->reserved--;
 	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
 	cq->count++;
-	bool fire = cq->armed;
-	cq->armed = false;
+	atomic_store(&cq->filled, cq->count);
+	atomic_fetch_add(&cq->pushes, 1); /* after filled: fab_cq_poll reads them the other way */
+	bool fire = cq->armed && !cq->direct;
+	if (fire)
+		cq->armed = false;
 	pthread_mutex_unlock(&cq->lock);
-	if (!fire)
-		return;
+	if (fire)
+		fab_cq_notify(cq);
+}
+
+/*
+ * fab_cq_commit -- append n completions (n <= reserved) into entries
+ * fab_cq_reserve() made room for, give back the other reserved ones, and
+ * notify as fab_cq_push does: one lock for a drained batch
+ */
+void fab_cq_commit(struct fab_cq *cq, const struct ibv_wc *wc, uint32_t n, uint32_t reserved)
+{
+	pthread_mutex_lock(&cq->lock);
+	for (uint32_t i = 0; i < n; i++)
+		cq->ring[(cq->head + cq->count + i) % cq->cap] = wc[i];
+	cq->count += n;
+	atomic_store(&cq->filled, cq->count);
+	if (reserved > n)
+		atomic_fetch_add(&cq->avail, (int64_t)(reserved - n));
+	if (n > 0)
+		atomic_fetch_add(&cq->pushes, n); /* after filled (fab_cq_push) */
+	bool fire = n > 0 && cq->armed && !cq->direct;
+	if (fire)
+		cq->armed = false;
+	pthread_mutex_unlock(&cq->lock);
+	if (fire)
+		fab_cq_notify(cq);
+}
+
+/* fab_cq_notify -- tell the channel that cq fired (its armed flag was cleared under its lock) */
+static void fab_cq_notify(struct fab_cq *cq)
+{
 	struct fab_chan *ch = cq->chan;
 	pthread_mutex_lock(&ch->lock);
 	if (ch->nfired < (int)(sizeof(ch->fired) / sizeof(ch->fired[0])))
@@ -380,12 +435,127 @@ static struct fab_imm_slot *fab_imm_slot_of(struct fab_conn *c, void *ctx)
 	return (struct fab_imm_slot *)ctx;
 }
 
-/* fab_drain_tx -- move every completion of a connection's TX CQ to its main CQ */
+/*
+ * fab_rx_entry -- a successful receive-side entry: into an SRQ bounce buffer,
+ * or as a completion into to (which has an entry reserved); how many
+ * reserved entries it used
+ */
+static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to,
+			     const struct fi_cq_data_entry *e)
+{
+	struct fab_bounce *b = fab_is_bounce(c, e->op_context);
+	if (b) {
+		b->len = e->len;
+		b->flags = e->flags;
+		b->data = e->data;
+		b->err = 0;
+		b->prov_errno = 0;
+		return fab_srq_arrived(c, b) ? 1 : 0;
+	}
+	struct ibv_wc wc;
+	fab_wc_fill(&wc, e, c->qp_num, c->peer);
+	fab_cq_push(to, &wc);
+	return 1;
+}
+
+/*
+ * fab_rx_error -- a receive-side error entry (as fab_rx_entry); a cancelled
+ * bounce buffer goes back to the SRQ
+ */
+static uint32_t fab_rx_error(struct fab_conn *c, struct fab_cq *to,
+			     const struct fi_cq_err_entry *err)
+{
+	if (err->err != FI_ECANCELED) {
+		RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error %d)", c->qp_num,
+			      fi_strerror(err->err), err->prov_errno);
+		fab_conn_mark_broken(c, err->err);
+	}
+	struct fab_bounce *b = fab_is_bounce(c, err->op_context);
+	if (b) {
+		/* cancelled bounce buffers are internal: the SRQ may repost them */
+		if (err->err == FI_ECANCELED) {
+			fab_srq_cancelled(c, b);
+			return 0;
+		}
+		b->len = 0;
+		b->flags = err->flags;
+		b->err = err->err;
+		b->prov_errno = err->prov_errno;
+		return fab_srq_arrived(c, b) ? 1 : 0;
+	}
+	struct ibv_wc wc;
+	fab_wc_error(&wc, err, c, true);
+	fab_cq_push(to, &wc);
+	return 1;
+}
+
+/*
+ * fab_tx_entry -- the completion of a successful send-side entry in *wc;
+ * false when it is not reported (a staged atomic write nobody asked for)
+ */
+static bool fab_tx_entry(struct fab_conn *c, const struct fi_cq_data_entry *e, struct ibv_wc *wc)
+{
+	struct fab_imm_slot *s = fab_imm_slot_of(c, e->op_context);
+	struct fab_stage_slot *st = fab_stage_of(c, e->op_context);
+	fab_wc_fill(wc, e, c->qp_num, NULL);
+	if (s) {
+		/* the notification send completes the write */
+		wc->wr_id = (uint64_t)(uintptr_t)s->op_context;
+		wc->opcode = IBV_WC_RDMA_WRITE;
+		wc->byte_len = 0;
+	}
+	if (st) {
+		/* a staged atomic write: the user may not want it */
+		wc->wr_id = (uint64_t)(uintptr_t)st->op_context;
+		bool report = st->report;
+		atomic_store_explicit(&st->taken, false, memory_order_release);
+		if (!report)
+			return false;
+	}
+	return true;
+}
+
+/* fab_tx_error -- a send-side error entry (as fab_tx_entry); it breaks the connection */
+static uint32_t fab_tx_error(struct fab_conn *c, const struct fi_cq_err_entry *err)
+{
+	struct ibv_wc wc;
+	RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)", c->qp_num,
+		      fi_strerror(err->err), err->prov_errno);
+	fab_wc_error(&wc, err, c, false);
+	struct fab_imm_slot *s = fab_imm_slot_of(c, err->op_context);
+	struct fab_stage_slot *st = fab_stage_of(c, err->op_context);
+	bool report = true;
+	if (st) {
+		/* a failed staged atomic write: always reported */
+		wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
+		atomic_store_explicit(&st->taken, false, memory_order_release);
+	}
+	if (s) {
+		/* one error per write with immediate data, as on verbs */
+		wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
+		wc.opcode = IBV_WC_RDMA_WRITE;
+		report = !s->err_seen;
+		s->err_seen = true;
+	}
+	if (report)
+		fab_cq_push(c->cq, &wc);
+	fab_conn_mark_broken(c, err->err);
+	return report ? 1 : 0;
+}
+
+/*
+ * fab_drain_tx -- move every completion of a connection's TX CQ to its main
+ * CQ.  A connection without a receive CQ of its own (c->rxcq NULL: its
+ * receives complete into the main CQ, fab_conn_build) has one libfabric CQ
+ * for both directions: its receive entries (FI_RECV) are taken here too, in
+ * libfabric's order, which is causal.
+ */
 void fab_drain_tx(struct fab_source *src)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
-	struct ibv_wc wc;
+	struct ibv_wc wc[FAB_CQ_BATCH];
+	bool one_cq = c->rxcq == NULL;
 	for (;;) {
 		/* no more entries leave libfabric than the CQ has room for */
 		uint32_t room = fab_cq_reserve(c->cq, FAB_CQ_BATCH), used = 0;
@@ -393,29 +563,16 @@ void fab_drain_tx(struct fab_source *src)
 			break;
 		ssize_t n = fi_cq_read(c->txcq, e, room);
 		if (n > 0) {
+			/* one CQ: no SRQ, so a receive is never a bounce buffer's */
 			for (ssize_t i = 0; i < n; i++) {
-				struct fab_imm_slot *s = fab_imm_slot_of(c, e[i].op_context);
-				struct fab_stage_slot *st = fab_stage_of(c, e[i].op_context);
-				fab_wc_fill(&wc, &e[i], c->qp_num, NULL);
-				if (s) {
-					/* the notification send completes the write */
-					wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
-					wc.opcode = IBV_WC_RDMA_WRITE;
-					wc.byte_len = 0;
-				}
-				if (st) {
-					/* a staged atomic write: the user may not want it */
-					wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
-					bool report = st->report;
-					atomic_store_explicit(&st->taken, false,
-							      memory_order_release);
-					if (!report)
-						continue;
-				}
-				fab_cq_push(c->cq, &wc);
-				used++;
+				if (one_cq && (e[i].flags & FI_RECV))
+					fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
+				else if (fab_tx_entry(c, &e[i], &wc[used]))
+					used++;
 			}
-			fab_cq_unreserve(c->cq, room - used);
+			fab_cq_commit(c->cq, wc, used, room);
+			if ((uint32_t)n < room)
+				break; /* fewer than asked for: libfabric had no more (no empty read) */
 			continue;
 		}
 		if (n == -FI_EAVAIL) {
@@ -424,30 +581,11 @@ void fab_drain_tx(struct fab_source *src)
 				fab_cq_unreserve(c->cq, room);
 				break;
 			}
-			RPMA_LOG_INFO("fabric: qp %u: an operation failed: %s (provider error %d)",
-				      c->qp_num, fi_strerror(err.err), err.prov_errno);
-			fab_wc_error(&wc, &err, c, false);
-			struct fab_imm_slot *s = fab_imm_slot_of(c, err.op_context);
-			struct fab_stage_slot *st = fab_stage_of(c, err.op_context);
-			bool report = true;
-			if (st) {
-				/* a failed staged atomic write: always reported */
-				wc.wr_id = (uint64_t)(uintptr_t)st->op_context;
-				atomic_store_explicit(&st->taken, false, memory_order_release);
-			}
-			if (s) {
-				/* one error per write with immediate data, as on verbs */
-				wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
-				wc.opcode = IBV_WC_RDMA_WRITE;
-				report = !s->err_seen;
-				s->err_seen = true;
-			}
-			if (report) {
-				fab_cq_push(c->cq, &wc);
-				used++;
-			}
+			if (one_cq && (err.flags & FI_RECV))
+				used = fab_rx_error(c, c->cq, &err);
+			else
+				used = fab_tx_error(c, &err);
 			fab_cq_unreserve(c->cq, room - used);
-			fab_conn_mark_broken(c, err.err);
 			continue;
 		}
 		fab_cq_unreserve(c->cq, room);
@@ -472,7 +610,6 @@ void fab_drain_rx(struct fab_source *src)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
-	struct ibv_wc wc;
 	struct fab_cq *to = c->recv_target;
 	for (;;) {
 		uint32_t room = fab_cq_reserve(to, FAB_CQ_BATCH), used = 0;
@@ -482,22 +619,11 @@ void fab_drain_rx(struct fab_source *src)
 		if (n > 0 || n == -FI_EAVAIL)
 			fab_source_drain(&c->tx_src);
 		if (n > 0) {
-			for (ssize_t i = 0; i < n; i++) {
-				struct fab_bounce *b = fab_is_bounce(c, e[i].op_context);
-				if (b) {
-					b->len = e[i].len;
-					b->flags = e[i].flags;
-					b->data = e[i].data;
-					b->err = 0;
-					b->prov_errno = 0;
-					used += fab_srq_arrived(c, b);
-					continue;
-				}
-				fab_wc_fill(&wc, &e[i], c->qp_num, c->peer);
-				fab_cq_push(to, &wc);
-				used++;
-			}
+			for (ssize_t i = 0; i < n; i++)
+				used += fab_rx_entry(c, to, &e[i]);
 			fab_cq_unreserve(to, room - used);
+			if ((uint32_t)n < room)
+				break; /* fewer than asked for: libfabric had no more */
 			continue;
 		}
 		if (n == -FI_EAVAIL) {
@@ -506,31 +632,8 @@ void fab_drain_rx(struct fab_source *src)
 				fab_cq_unreserve(to, room);
 				break;
 			}
-			if (err.err != FI_ECANCELED) {
-				RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error "
-					      "%d)",
-					      c->qp_num, fi_strerror(err.err), err.prov_errno);
-				fab_conn_mark_broken(c, err.err);
-			}
-			struct fab_bounce *b = fab_is_bounce(c, err.op_context);
-			if (b) {
-				/* cancelled bounce buffers are internal: the SRQ may repost them */
-				if (err.err == FI_ECANCELED) {
-					fab_cq_unreserve(to, room);
-					fab_srq_cancelled(c, b);
-					continue;
-				}
-				b->len = 0;
-				b->flags = err.flags;
-				b->err = err.err;
-				b->prov_errno = err.prov_errno;
-				used += fab_srq_arrived(c, b);
-				fab_cq_unreserve(to, room - used);
-				continue;
-			}
-			fab_wc_error(&wc, &err, c, true);
-			fab_cq_push(to, &wc);
-			fab_cq_unreserve(to, room - 1);
+			used = fab_rx_error(c, to, &err);
+			fab_cq_unreserve(to, room - used);
 			continue;
 		}
 		fab_cq_unreserve(to, room);
@@ -653,16 +756,129 @@ int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
 	return 0;
 }
 
-/* fab_cq_wait -- block until the CQ is notified, then re-arm it */
-int fab_cq_wait(struct rpma_cq *cq)
+/* the most feeders a waiter drives itself (a connection's CQ has one or two) */
+#define FAB_DIRECT_MAX 4
+
+/*
+ * fab_cq_undirect -- a thread in rpma_cq_wait() stops driving the feeders
+ * itself (it is about to sleep or to return): pushes of other threads
+ * notify again.  The completions pushed so far, and *pending: the CQ has
+ * fired (a notification waits in the channel).  Under the lock, so that a
+ * push either notifies or is counted here.
+ */
+static uint64_t fab_cq_undirect(struct fab_cq *cq, bool *pending)
 {
-	struct fab_cq *fired;
-	fab_cq_unpark(fab_cq(cq));
-	return fab_chan_wait(fab_cq(cq)->chan, &fired);
+	pthread_mutex_lock(&cq->lock);
+	atomic_store(&cq->direct, false);
+	*pending = !cq->armed;
+	uint64_t pushes = atomic_load_explicit(&cq->pushes, memory_order_relaxed);
+	pthread_mutex_unlock(&cq->lock);
+	return pushes;
 }
 
-/* fab_cq_take -- copy up to num completions out of the ring */
-static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc)
+/*
+ * fab_cq_drive -- drain the CQ's feeders as a polling user does (so the
+ * progress thread keeps them parked: fabric.h); with fids/fds, gather their
+ * wait objects too: how many, or -1 when one has none or there are too many
+ */
+static int fab_cq_drive(struct fab_cq *cq, bool drain, struct fid **fids, struct pollfd *pfd,
+			struct fab_peer **peer)
+{
+	int nf = 0;
+	/* a connection's own feeders stay the same while its CQ is used (own_feeders) */
+	for (int i = 0; i < cq->nfeeders; i++) {
+		struct fab_source *src = cq->feeders[i];
+		atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
+		if (drain)
+			fab_source_drain(src);
+		if (fids == NULL)
+			continue;
+		if (nf >= 0 && nf < FAB_DIRECT_MAX && src->fd >= 0) {
+			fids[nf] = src->fid;
+			pfd[nf].fd = src->fd;
+			pfd[nf].events = POLLIN;
+			pfd[nf++].revents = 0;
+			*peer = src->peer;
+		} else {
+			nf = -1;
+		}
+	}
+	return nf;
+}
+
+/*
+ * fab_cq_wait_direct -- rpma_cq_wait() on a CQ whose feeders the waiting
+ * thread may drive itself (fab_cq_wait): sleep on their wait fds (and the
+ * channel's, which the progress thread notifies when it takes a completion
+ * first) once fi_trywait() allows it, drain them on waking.  The first
+ * round does not drain: it follows the caller's own empty poll, and
+ * fi_trywait() tells whether libfabric holds anything.  A completion the
+ * waiter pushes itself is not notified through the channel (cq->direct).
+ * 1: this CQ cannot be driven directly (a feeder without a wait fd,
+ * fi_trywait failing): wait for the progress thread instead
+ */
+static int fab_cq_wait_direct(struct fab_cq *cq)
+{
+	struct fid *fids[FAB_DIRECT_MAX];
+	struct pollfd pfd[FAB_DIRECT_MAX + 1];
+	struct fab_peer *p = NULL;
+	struct fab_cq *fired;
+	bool pending;
+	/*
+	 * no lock at the start: a push after these loads either notifies (the
+	 * channel's fd wakes the poll below) or changes pushes
+	 */
+	uint64_t p0 = atomic_load(&cq->pushes);
+	if (!atomic_load(&cq->armed))
+		return fab_chan_wait(cq->chan, &fired);
+	int nf = fab_cq_drive(cq, false, fids, pfd, &p);
+	if (nf <= 0 || p == NULL)
+		return 1;
+	for (;;) {
+		int ret = fi_trywait(p->fabric, fids, nf);
+		if (ret != 0 && ret != -FI_EAGAIN)
+			return 1;
+		if (ret == 0) {
+			pfd[nf].fd = cq->chan->efd;
+			pfd[nf].events = POLLIN;
+			pfd[nf].revents = 0;
+			if (poll(pfd, (nfds_t)nf + 1, -1) < 0 && errno != EINTR) {
+				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: poll(CQ wait fds)");
+				return 1;
+			}
+		}
+		/* a push that still saw direct off notified: seen as pending below */
+		atomic_store(&cq->direct, true);
+		if (atomic_load(&cq->armed))
+			(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
+		uint64_t now = fab_cq_undirect(cq, &pending);
+		if (pending)
+			return fab_chan_wait(cq->chan, &fired);
+		if (now != p0)
+			return 0; /* pushed while armed: fired, consumed and re-armed at once */
+	}
+}
+
+/*
+ * fab_cq_wait -- block until the CQ is notified, then re-arm it.  A CQ fed
+ * by its own connection only, whose fd the user never took (so nobody else
+ * sleeps on it and it keeps its blocking mode), is driven by the waiting
+ * thread itself (fab_cq_wait_direct): no hand-off through the progress thread.
+ */
+int fab_cq_wait(struct rpma_cq *rcq)
+{
+	struct fab_cq *cq = fab_cq(rcq), *fired;
+	if (cq->own_feeders && !atomic_load(&cq->fd_exported)) {
+		int ret = fab_cq_wait_direct(cq);
+		if (ret != 1)
+			return ret;
+	}
+	fab_cq_unpark(cq);
+	return fab_chan_wait(cq->chan, &fired);
+}
+
+/* fab_cq_take -- copy up to num completions out of the ring; *pushes: the CQ's count of pushes */
+static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc, uint64_t *pushes)
 {
 	pthread_mutex_lock(&cq->lock);
 	int n = 0;
@@ -671,6 +887,11 @@ static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc)
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 	}
+	if (n > 0) {
+		atomic_store(&cq->filled, cq->count);
+		atomic_fetch_add(&cq->avail, (int64_t)n);
+	}
+	*pushes = atomic_load_explicit(&cq->pushes, memory_order_relaxed);
 	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
@@ -679,16 +900,26 @@ static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc)
 int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 {
 	struct fab_cq *cq = fab_cq(rcq);
-	int n = fab_cq_take(cq, num_entries, wc);
-	if (n > 0)
-		return n;
-	pthread_mutex_lock(&cq->feed_lock);
-	for (int i = 0; i < cq->nfeeders; i++) {
-		struct fab_source *src = cq->feeders[i];
-		/* release: whoever sees this drain also sees the user's earlier re-arm */
-		atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
-		fab_source_drain(src);
+	/*
+	 * an empty ring is seen without the lock: pushes first, then filled
+	 * (stored the other way round), so a push missed here changes pushes
+	 */
+	uint64_t p0 = atomic_load(&cq->pushes);
+	if (atomic_load(&cq->filled) > 0) {
+		int n = fab_cq_take(cq, num_entries, wc, &p0);
+		if (n > 0)
+			return n;
 	}
-	pthread_mutex_unlock(&cq->feed_lock);
-	return fab_cq_take(cq, num_entries, wc);
+	/* release (user_drains): whoever sees this drain also sees the user's earlier re-arm */
+	if (cq->own_feeders) {
+		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
+	} else {
+		pthread_mutex_lock(&cq->feed_lock);
+		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
+		pthread_mutex_unlock(&cq->feed_lock);
+	}
+	/* nothing pushed meanwhile (by us or anyone): still empty */
+	if (atomic_load_explicit(&cq->pushes, memory_order_relaxed) == p0)
+		return 0;
+	return fab_cq_take(cq, num_entries, wc, &p0);
 }

@@ -32,7 +32,8 @@ size_t fab_inject_size(size_t offered)
 void fab_conn_progress(struct fab_conn *c)
 {
 	fab_source_drain(&c->tx_src);
-	fab_source_drain(&c->rx_src);
+	if (c->rxcq)
+		fab_source_drain(&c->rx_src);
 	sched_yield();
 }
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *
 	else
 		FAB_LOG_DEBUG("no wait fd (%s): the object is polled periodically",
 			      fi_strerror(-ret));
-	pthread_mutex_init(&src->drain_lock, NULL);
+	atomic_init(&src->draining, false);
 }
 
 /* fab_source_fini -- release what fab_source_init set up */
@@ -42,16 +43,16 @@ void fab_source_fini(struct fab_source *src)
 {
 	if (src->fid == NULL)
 		return;
-	pthread_mutex_destroy(&src->drain_lock);
 	src->fid = NULL;
 }
 
 /* fab_source_drain -- drain one source (serialised with other drainers) */
 void fab_source_drain(struct fab_source *src)
 {
-	pthread_mutex_lock(&src->drain_lock);
+	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
+		sched_yield();
 	src->drain(src);
-	pthread_mutex_unlock(&src->drain_lock);
+	atomic_store_explicit(&src->draining, false, memory_order_release);
 }
 
 /* fab_progress_kick -- interrupt the progress thread's wait */
