@@ -89,6 +89,27 @@ else
 	echo "(libfabric not hidden: no libfabric.so.1 or no unshare -m here)"
 fi
 
+# 3b. the reverse: the fabric module links no rdma-core library of its own (Debian's
+# libfabric1 itself depends on libibverbs1 and librdmacm1, so a machine with libfabric
+# and without rdma-core's libraries cannot be made here), and with the verbs module
+# absent (hidden) automatic selection still serves 127.0.0.1 through fabric
+fneeded=$(readelf -d "$build/.libs/librpma/librpma-fabric.so" | awk '/NEEDED/ { print $NF }' | tr -d '[]' | tr '\n' ' ')
+echo "librpma-fabric.so NEEDED: $fneeded"
+case " $fneeded " in
+*libibverbs* | *librdmacm*) bad "librpma-fabric.so links an rdma-core library" ;;
+esac
+vmod=$build/.libs/librpma/librpma-verbs.so
+if [ -f "$vmod" ] && unshare -m true 2>/dev/null; then
+	# shellcheck disable=SC2016
+	hidden='mount --bind /dev/null "$1" && shift && exec "$@"'
+	out=$(unshare -m sh -c "$hidden" sh "$(realpath "$vmod")" env -u RPMA_PROVIDER \
+		RPMA_LOG_LEVEL=info "$sel" 127.0.0.1 2>&1)
+	echo "verbs module hidden, automatic selection: $(echo "$out" | grep -E 'serves|^ok|^Not' | sed 's/^.*\*INFO\* //' | tr '\n' '|')"
+	[ "$(echo "$out" | tail -1)" = ok ] || bad "verbs module hidden: automatic selection failed: $out"
+else
+	echo "(verbs module not hidden: not built or no unshare -m here)"
+fi
+
 # 4. an out-of-tree provider loaded from RPMA_PROVIDER_PATH: relay (tests/extprov), over fabric
 relay_path="$(cd "$build/tests/extprov/.libs" && pwd):$(cd "$build/.libs/librpma" && pwd)"
 out=$(RPMA_PROVIDER=relay RPMA_PROVIDER_PATH=$relay_path RPMA_LOG_LEVEL=info "$sel" 127.0.0.1 2>&1)
