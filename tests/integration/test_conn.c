@@ -306,6 +306,7 @@ struct cd_server {
 	_Atomic int done;     /* the round the server finished */
 	_Atomic bool stop;
 	_Atomic bool failed; /* the server gave up: err and fail_round tell why */
+	_Atomic int refused; /* accepts the transport refused (RPMA_E_PROVIDER) */
 	unsigned seed;
 	char err[256];
 	int fail_round; /* -1: none */
@@ -405,8 +406,22 @@ static void *cd_server_thread(void *arg)
 		struct rpma_conn_req *req = NULL;
 		struct rpma_conn *conn = NULL;
 		int ret = rpma_ep_next_conn_req(s->ep, NULL, &req);
-		if (ret == 0)
+		bool got = ret == 0;
+		if (got)
 			ret = rpma_conn_req_connect(&req, NULL, &conn);
+		if (got && ret == RPMA_E_PROVIDER) {
+			/*
+			 * the transport refused this one accept (libfabric 2.1's
+			 * sockets, once in thousands): an error the library
+			 * reports cleanly, the request released; the client's
+			 * side must still end with one final event.  Counted:
+			 * more than a few fail the scenario
+			 */
+			atomic_fetch_add(&s->refused, 1);
+			atomic_store(&s->accepted, r);
+			atomic_store(&s->done, r);
+			continue;
+		}
 		if (ret) {
 			cd_fail(s->err, &s->fail_round, r, "server: accepting: %s",
 				rpma_err_2str(ret));
@@ -486,6 +501,13 @@ PROVIDER_TEST(conn, disconnect_while_connecting)
 	atomic_store(&srv.stop, true);
 	cr_assert_eq(pthread_join(server, NULL), 0);
 	cr_log_info("%s: %d connections made and closed at once", prov, rounds);
+	int refused = atomic_load(&srv.refused);
+	if (refused > 0)
+		cr_log_warn("%s: the transport refused %d of %d accepts (RPMA_E_PROVIDER)", prov,
+			    refused, rounds);
+	cr_assert_leq(refused, 1 + rounds / 100,
+		      "the transport refused %d of %d accepts: more than an accident", refused,
+		      rounds);
 	cr_assert(fail_round < 0 && srv.fail_round < 0,
 		  "client: round %d (of %d at most): %s; server: round %d: %s", fail_round,
 		  CD_ROUNDS, fail_round < 0 ? "ok" : err, srv.fail_round,
