@@ -217,25 +217,7 @@ static void fab_cq_notify(struct fab_cq *cq);
  */
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 {
-	pthread_mutex_lock(&cq->lock);
-	if (cq->count == cq->cap) {
-		/* every caller reserves first: this is a defect of the provider */
-		pthread_mutex_unlock(&cq->lock);
-		FAB_LOG_ERROR("qp %u: a completion (wr_id 0x%llx) without a reserved CQ entry is "
-			      "lost",
-			      wc->qp_num, (unsigned long long)wc->wr_id);
-		return;
-	}
-	cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
-	cq->count++;
-	atomic_store(&cq->filled, cq->count);
-	atomic_fetch_add(&cq->pushes, 1); /* after filled: fab_cq_poll reads them the other way */
-	bool fire = cq->armed && !cq->direct;
-	if (fire)
-		cq->armed = false;
-	pthread_mutex_unlock(&cq->lock);
-	if (fire)
-		fab_cq_notify(cq);
+	fab_cq_commit(cq, wc, 1, 1);
 }
 
 /*
@@ -246,6 +228,14 @@ void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc)
 void fab_cq_commit(struct fab_cq *cq, const struct ibv_wc *wc, uint32_t n, uint32_t reserved)
 {
 	pthread_mutex_lock(&cq->lock);
+	if (cq->count + n > cq->cap) {
+		/* every caller reserves first: this is a defect of the provider */
+		pthread_mutex_unlock(&cq->lock);
+		FAB_LOG_ERROR("qp %u: %u completions (the first: wr_id 0x%llx) without a reserved "
+			      "CQ entry are lost",
+			      wc->qp_num, n, (unsigned long long)wc->wr_id);
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		cq->ring[(cq->head + cq->count + i) % cq->cap] = wc[i];
 	cq->count += n;
