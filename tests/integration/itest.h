@@ -89,6 +89,18 @@ void itest_check_pdata(const struct rpma_conn_private_data *got, const void *sen
 
 /* itest_peer -- a peer on the testing address */
 struct rpma_peer *itest_peer(void);
+
+/*
+ * itest_cfg_patient -- give cfg a connection timeout as long as the harness's
+ * waits (ITEST_WAIT_MS): for scenarios that are not about the timeout
+ */
+void itest_cfg_patient(struct rpma_conn_cfg *cfg);
+
+/*
+ * itest_ccfg -- a client configuration with that timeout, for connections a
+ * scenario expects to be established (made once per process and kept)
+ */
+const struct rpma_conn_cfg *itest_ccfg(void);
 /* itest_listen -- listen on a free port of the testing address; the port is written to port */
 struct rpma_ep *itest_listen(struct rpma_peer *peer, char port[8]);
 /* itest_fd_ready -- wait up to ms for fd to become readable */

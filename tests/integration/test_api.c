@@ -247,6 +247,7 @@ PROVIDER_TEST(api, conn_cfg_getters_and_effects)
 
 	/* a connection built from it on both sides */
 	struct itest_dpair d = {0};
+	itest_cfg_patient(cfg);
 	itest_dpair_open(&d, cfg, cfg, NULL, NULL);
 	/* the connection keeps its own copy: changing the configuration now changes nothing */
 	cr_assert_eq(rpma_conn_cfg_set_rcq_size(cfg, 0), 0);
@@ -404,7 +405,7 @@ PROVIDER_TEST(api, listen_req_recv_and_qp_num)
 	itest_region_new(&creg, p.cpeer, 4096, RPMA_MR_USAGE_SEND);
 	/* the connection set up step by step: the server posts receives on the request */
 	struct rpma_conn_req *creq = NULL;
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &creq), 0);
 	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &p.cconn), 0);
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	cr_assert_eq(rpma_conn_req_recv(NULL, sreg.mr, 0, 64, NULL), RPMA_E_INVAL);
@@ -623,7 +624,7 @@ PROVIDER_TEST(api, err_and_event_texts)
 	p.cpeer = itest_peer();
 	p.ep = itest_listen(p.speer, p.port);
 	struct rpma_conn_req *req = NULL;
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &req), 0);
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &p.cconn), 0);
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	cr_assert_eq(rpma_conn_req_connect(&sreq, NULL, &p.sconn), 0);
@@ -1202,7 +1203,7 @@ PROVIDER_TEST(api, refusals_on_live_connection)
 	cr_assert_null(req, "a refused connect consumes the request");
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), RPMA_E_INVAL);
 	cr_assert_eq(rpma_conn_req_connect(NULL, NULL, &c2), RPMA_E_INVAL);
-	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, itest_ccfg(), &req), 0);
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), 0);
 	struct rpma_conn_req *sreq = NULL;
 	cr_assert_eq(rpma_ep_next_conn_req(NULL, NULL, &sreq), RPMA_E_INVAL);
@@ -1222,7 +1223,7 @@ PROVIDER_TEST(api, refusals_on_live_connection)
 	cr_assert_eq(rpma_conn_delete(&c2), 0);
 	cr_assert_null(c2);
 	/* the same with a NULL pointer for the private data, from a fresh request */
-	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_new(d.p.cpeer, itest_ip(), d.p.port, itest_ccfg(), &req), 0);
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &c2), 0);
 	sreq = itest_next_req(d.p.ep, NULL);
 	cr_assert_eq(rpma_conn_req_connect(&sreq, &nopd, &s2), RPMA_E_INVAL);

@@ -50,7 +50,7 @@ PROVIDER_TEST(conn, establish_pdata_close)
 	p.cpeer = itest_peer();
 	p.ep = itest_listen(p.speer, p.port);
 	struct rpma_conn_req *creq = NULL;
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &creq), 0);
 	cr_assert_eq(rpma_conn_req_connect(&creq, &cpd, &p.cconn), 0);
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	struct rpma_conn_private_data got = {0};
@@ -112,7 +112,7 @@ PROVIDER_TEST(conn, pdata_max_and_too_long)
 	cr_assert_eq(ret, RPMA_E_INVAL, "%zu bytes: %s", len + 1, rpma_err_2str(ret));
 	cr_assert_null(p.cconn);
 	pd.len = (uint8_t)len;
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &creq), 0);
 	ret = rpma_conn_req_connect(&creq, &pd, &p.cconn);
 	cr_assert_eq(ret, 0, "%s", rpma_err_2str(ret));
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
@@ -227,7 +227,7 @@ PROVIDER_TEST(conn, ep_fd_nonblocking)
 
 	struct rpma_conn_req *creq = NULL;
 	struct rpma_conn *cconn = NULL, *sconn = NULL;
-	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, itest_ccfg(), &creq), 0);
 	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &cconn), 0);
 	cr_assert(itest_fd_ready(fd, ITEST_WAIT_MS));
 	cr_assert_eq(rpma_ep_next_conn_req(ep, NULL, &sreq), 0);
@@ -267,7 +267,7 @@ PROVIDER_TEST(conn, delete_unused)
 	cr_assert_null(req);
 
 	struct rpma_conn *cconn = NULL;
-	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, NULL, &req), 0);
+	cr_assert_eq(rpma_conn_req_new(cpeer, itest_ip(), port, itest_ccfg(), &req), 0);
 	cr_assert_eq(rpma_conn_req_connect(&req, NULL, &cconn), 0);
 	int fd;
 	cr_assert_eq(rpma_ep_get_fd(ep, &fd), 0);

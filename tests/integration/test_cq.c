@@ -443,6 +443,7 @@ PROVIDER_TEST(cq, sizes_legacy_calls_and_log)
 	cr_assert_eq(v, 4);
 	cr_assert_eq(rpma_conn_cfg_get_rq_size(cfg, &v), 0);
 	cr_assert_eq(v, 2);
+	itest_cfg_patient(cfg);
 	struct itest_dpair d = {0};
 	itest_dpair_open(&d, cfg, cfg, NULL, NULL);
 	struct rpma_cq *cq = NULL;
@@ -737,6 +738,7 @@ PROVIDER_TEST(cq, shared_channel_causal_order)
 	itest_region_new(&creg, p.cpeer, 4096, RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct pp_side srv = {.mr = sreg.mr, .buf = sreg.ptr, .fail_round = -1};
 	struct pp_side cli = {.mr = creg.mr, .buf = creg.ptr, .fail_round = -1};
+	itest_cfg_patient(cfg);
 	itest_pair_open(&p, cfg, cfg, NULL, NULL, pp_post_first, &srv);
 	pp_side_init(&srv, p.sconn);
 	pp_side_init(&cli, p.cconn);

@@ -367,6 +367,7 @@ static void aw_full_queue(const char *prov)
 	cr_assert_eq(rpma_conn_cfg_new(&cfg), 0);
 	cr_assert_eq(rpma_conn_cfg_set_sq_size(cfg, SQ), 0);
 	cr_assert_eq(rpma_conn_cfg_set_cq_size(cfg, N), 0);
+	itest_cfg_patient(cfg);
 	struct itest_dpair d = {0};
 	itest_dpair_open(&d, cfg, cfg, NULL, NULL);
 	struct rpma_cq *cq = NULL;

@@ -370,7 +370,7 @@ VERBS_TEST(verbs, pdata_limits)
 
 	/* 56 bytes connect; an accept with 197 is refused and the client is rejected */
 	pd.len = 56;
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &creq), 0);
 	cr_assert_eq(rpma_conn_req_connect(&creq, &pd, &p.cconn), 0);
 	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
 	struct rpma_conn_private_data got = {0};
@@ -387,7 +387,7 @@ VERBS_TEST(verbs, pdata_limits)
 	cr_assert_eq(rpma_conn_delete(&p.cconn), 0);
 
 	/* 56 and 196 bytes: both arrive */
-	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, itest_ccfg(), &creq), 0);
 	cr_assert_eq(rpma_conn_req_connect(&creq, &pd, &p.cconn), 0);
 	sreq = itest_next_req(p.ep, NULL);
 	spd.len = 196;
@@ -413,6 +413,7 @@ VERBS_TEST(verbs, nonblocking_channels)
 	cr_assert_eq(rpma_conn_cfg_set_rcq_size(cfg, 8), 0);
 	cr_assert_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
 	struct itest_dpair d = {0};
+	itest_cfg_patient(cfg);
 	itest_dpair_open(&d, NULL, cfg, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 
