@@ -313,7 +313,13 @@ PROVIDER_TEST(data, flush_persistent)
 	itest_dpair_close(&d);
 }
 
-/* a passive target (never touches its CQ): 1 MiB written, flushed and read back quickly */
+/*
+ * a passive target (never touches its CQ): 1 MiB written, flushed and read
+ * back quickly.  Without progress at the target nothing completes, or only
+ * after whole seconds (a progress loop that wakes on its safety-net timeout
+ * instead of the descriptors); a loaded machine can stretch one round too, so
+ * the best of up to three rounds is held to the limit.
+ */
 PROVIDER_TEST(data, passive_target_progress)
 {
 	struct itest_dpair d = {0};
@@ -324,32 +330,39 @@ PROVIDER_TEST(data, passive_target_progress)
 	char *c = d.creg.ptr;
 	char *copy = malloc(size);
 	cr_assert_not_null(copy);
-	fill(c, size, 13);
-	memcpy(copy, c, size);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, size, RPMA_F_COMPLETION_ON_ERROR,
-				NULL),
-		     0);
-	cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, size, RPMA_FLUSH_TYPE_VISIBILITY,
-				RPMA_F_COMPLETION_ALWAYS, (void *)1),
-		     0);
-	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)1, NULL);
-	memset(c, 0, size);
-	cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, 0, size, RPMA_F_COMPLETION_ALWAYS,
-			       (void *)2),
-		     0);
-	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)2, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-	cr_assert_eq(memcmp(c, copy, size), 0, "the data read back differs");
-	cr_assert_eq(memcmp(d.sreg.ptr, copy, size), 0, "the target holds other data");
-	free(copy);
-	cr_log_info("passive target: 1 MiB written, flushed and read back in %ld ms", ms);
-	/* seconds, not milliseconds, mean no progress without the target (the
-	 * wait above gives up after ITEST_WAIT_MS); valgrind slows everything */
+	/* valgrind slows everything */
 	const long limit = RUNNING_ON_VALGRIND ? 4000 : 1000;
-	cr_assert_lt(ms, limit, "a passive target took %ld ms (limit %ld ms)", ms, limit);
+	long best = -1;
+	for (int round = 0; round < 3 && (best < 0 || best >= limit); round++) {
+		fill(c, size, 13 + round);
+		memcpy(copy, c, size);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, size,
+					RPMA_F_COMPLETION_ON_ERROR, NULL),
+			     0);
+		cr_assert_eq(rpma_flush(d.p.cconn, d.rmr, 0, size, RPMA_FLUSH_TYPE_VISIBILITY,
+					RPMA_F_COMPLETION_ALWAYS, (void *)1),
+			     0);
+		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)1, NULL);
+		memset(c, 0, size);
+		cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, 0, size,
+				       RPMA_F_COMPLETION_ALWAYS, (void *)2),
+			     0);
+		itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)2, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		cr_assert_eq(memcmp(c, copy, size), 0, "the data read back differs");
+		cr_assert_eq(memcmp(d.sreg.ptr, copy, size), 0, "the target holds other data");
+		cr_log_info(
+			"passive target, round %d: 1 MiB written, flushed and read back in %ld ms",
+			round + 1, ms);
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	free(copy);
+	cr_assert_lt(best, limit, "a passive target took %ld ms at best of 3 rounds (limit %ld ms)",
+		     best, limit);
 	itest_dpair_close(&d);
 }
 
