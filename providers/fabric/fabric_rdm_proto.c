@@ -498,9 +498,14 @@ enum fab_rdm_verdict fab_rdm_conn_recv(struct fab_rdm_conn *c, const struct fab_
 			out_msg(out, c, FAB_RDM_DISC_ACK)->seq = m->seq;
 			close_with(c, out, RPMA_CONN_CLOSED);
 			return FAB_RDM_TAKEN;
-		case FAB_RDM_ST_CLOSED:
-			out_msg(out, c, FAB_RDM_DISC_ACK)->seq = m->seq; /* our ack was lost */
+		case FAB_RDM_ST_CLOSED: {
+			/* our ack was lost, or we closed before knowing the peer */
+			struct fab_rdm_msg *a = out_msg(out, c, FAB_RDM_DISC_ACK);
+			a->seq = m->seq;
+			a->dst_id = m->src_id;
+			a->dst_gen = m->src_gen;
 			return FAB_RDM_TAKEN;
+		}
 		default:
 			return FAB_RDM_IGNORED;
 		}

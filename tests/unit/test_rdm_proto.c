@@ -722,6 +722,25 @@ Test(rdm_conn, disconnect_while_connecting)
 	expect_msg(&p.out, FAB_RDM_DISC_ACK, RPMA_CONN_CLOSED);
 }
 
+Test(rdm_conn, disc_after_giving_up_is_acknowledged_to_its_sender)
+{
+	struct pair p;
+	struct fab_rdm_out o, acc;
+	pair_request(&p, 0);
+	/* the client gives up before any answer: it never learns the server's ids */
+	fab_rdm_conn_tick(&p.cli, 1000, &o);
+	expect(&o, 0, NULL, RPMA_CONN_UNREACHABLE);
+	cr_assert_eq(fab_rdm_conn_accept(&p.srv, NULL, 0, 1000, &acc), 0);
+	cr_assert_eq(fab_rdm_conn_disconnect(&p.srv, 1001, &p.out), 0);
+	expect_msg(&p.out, FAB_RDM_DISC, RPMA_CONN_UNDEFINED);
+	cr_assert_eq(deliver(&p.out, 0, &p.cli, 1002, &o), FAB_RDM_TAKEN);
+	expect_msg(&o, FAB_RDM_DISC_ACK, RPMA_CONN_UNDEFINED);
+	cr_assert_eq(o.msgs[0].dst_id, 5);
+	cr_assert_eq(o.msgs[0].dst_gen, 2);
+	cr_assert_eq(deliver(&o, 0, &p.srv, 1003, &p.out), FAB_RDM_TAKEN);
+	expect(&p.out, 0, NULL, RPMA_CONN_CLOSED);
+}
+
 Test(rdm_conn, accept_never_answered_is_unreachable)
 {
 	struct pair p;
