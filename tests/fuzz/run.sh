@@ -46,7 +46,7 @@ if [ -f "$fuzzdir/fuzzers.stamp" ] && [ "$(cat "$fuzzdir/fuzzers.stamp")" != yes
 	exit 77
 fi
 
-targets=${FUZZ_TARGETS:-mr_desc peer_cfg private_data completions envelope}
+targets=${FUZZ_TARGETS:-mr_desc peer_cfg private_data completions envelope rdm_proto}
 for t in $targets; do
 	if [ ! -x "$fuzzdir/fuzz_$t" ]; then
 		echo "run.sh: $fuzzdir/fuzz_$t not built (make fuzz)" >&2
