@@ -6,9 +6,12 @@
  *
  * - One libfabric fabric + domain per peer, opened from the device the core
  *   hands over (a struct fab_dev made by device_get).
- * - Every libfabric CQ and EQ the provider opens is internal.  A progress
- *   thread per peer waits on their wait fds (fi_trywait + poll) and drains
- *   them: CQ entries become struct ibv_wc in software completion queues
+ * - Every libfabric CQ and EQ the provider opens is internal.  The
+ *   endpoints of a peer's connections share one EQ, made with the first
+ *   connection, whose entries are handed to the connection the entry's
+ *   endpoint belongs to (struct fab_ceq); a listening endpoint has its own.
+ *   A progress thread per peer waits on their wait fds (fi_trywait + poll)
+ *   and drains them: CQ entries become struct ibv_wc in software completion queues
  *   (struct fab_cq), EQ entries become connection events in software event
  *   queues (struct fab_evq).  Draining also drives libfabric's data progress,
  *   which the tcp provider needs at a passive RMA target.  The descriptors the
@@ -144,6 +147,33 @@ struct fab_progress {
 	bool stop;
 };
 
+/*
+ * ----- the connections' EQ of a peer: one libfabric EQ (one wait object)
+ * to which every endpoint of the peer is bound, made with its first
+ * connection and closed with the peer.  Its drain hands each entry to the
+ * connection whose endpoint the entry names (a list searched under lock);
+ * an entry whose endpoint is no longer in the list is dropped.  A
+ * connection leaves the list, waits for a drain in progress to end (the
+ * source's draining flag) and only then closes its endpoint, whose close
+ * removes the entries still queued for it (tcp, sockets and verbs of
+ * libfabric 1.17 do): no entry of a closed endpoint can reach the
+ * connection that reuses its address.  Connect timeouts live in the
+ * connections (deadline_ns); the source's deadline is their nearest one.
+ */
+struct fab_conn;
+struct fab_ceq {
+	pthread_mutex_t lock; /* making eq, the list and the deadlines */
+	struct fid_eq *eq;
+	struct fab_source src;
+	struct fab_conn *conns; /* the connections bound to eq (fab_conn.ceq_next) */
+	_Atomic bool nearly;	/* a connection may hold an early end (fab_conn_early) */
+};
+
+/* the entries of a peer's connections' EQ (a connection has at most a few at once) */
+#define FAB_CEQ_SIZE 1024
+/* the most connections one drain of that EQ settles (fab_ceq_settle) */
+#define FAB_CEQ_BATCH 16
+
 /* ----- peer */
 struct fab_peer {
 	struct fi_info *info; /* the negotiated template (caps, mode, mr_mode, names) */
@@ -168,6 +198,7 @@ struct fab_peer {
 	_Atomic uint64_t refused_reqs;	/* requests refused for their envelope */
 	_Atomic uint64_t access_errors; /* our operations the remote side refused */
 	struct fab_progress prog;
+	struct fab_ceq ceq; /* the connections' EQ (eq NULL until the first connection) */
 };
 
 /* ----- software event queue (connection events, connection requests) */
@@ -321,9 +352,13 @@ struct fab_conn {
 	struct fab_peer *peer;
 	struct fi_info *info; /* outgoing: the resolved destination; incoming: the request */
 	struct fid_ep *ep;
-	struct fid_eq *eq;
 	struct fid_cq *txcq, *rxcq;
-	struct fab_source eq_src, tx_src, rx_src;
+	struct fab_source tx_src, rx_src;
+	/* the peer's connections' EQ: linked in its list (from build to teardown) */
+	bool in_ceq;
+	struct fab_conn *ceq_prev, *ceq_next;
+	/* the connect timeout (CLOCK_MONOTONIC ns, 0: none), under the EQ's lock */
+	uint64_t deadline_ns;
 	struct fab_evq events;
 	/*
 	 * the two events a connection can ever report, made with it so that the
@@ -548,7 +583,7 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 
 /* ----- fabric_ep.c helpers */
 struct fi_info *fab_info_hints(const struct fab_peer *peer);
-int fab_eq_open(struct fab_peer *peer, struct fid_eq **eq);
+int fab_eq_open(struct fab_peer *peer, size_t size, struct fid_eq **eq);
 
 /* ----- fabric_conn.c */
 int fab_conn_getinfo(struct fab_peer *peer, const char *addr, const char *port,
@@ -570,6 +605,7 @@ int fab_conn_delete(struct rpma_conn *conn);
 int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
 int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
+void fab_ceq_fini(struct fab_peer *p);
 void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
 

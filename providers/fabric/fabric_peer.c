@@ -223,6 +223,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	if (ret)
 		goto err_domain;
 
+	pthread_mutex_init(&p->ceq.lock, NULL);
 	*caps = fab_peer_caps(p, d);
 	return 0;
 
@@ -245,7 +246,9 @@ int fab_peer_fini(struct rpma_peer *peer)
 		FAB_LOG_NOTICE("peer closed: %llu connection requests refused for their envelope, "
 			       "%llu failed operations",
 			       (unsigned long long)refused, (unsigned long long)failed);
+	fab_ceq_fini(p);
 	fab_progress_stop(p);
+	pthread_mutex_destroy(&p->ceq.lock);
 	int r = fi_close(&p->domain->fid);
 	if (r) {
 		FAB_LOG_FI(r, "fi_close(domain)");
