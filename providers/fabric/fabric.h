@@ -191,7 +191,14 @@ struct fab_peer {
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
 	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
 	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
-	bool verbs;	    /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
+	/*
+	 * make a connection's eventfds with it, not when first needed:
+	 * libfabric's sockets closes some of its socket descriptors twice
+	 * while a connection ends (1.17, seen with strace), and an eventfd made
+	 * in between takes the number and is closed under us
+	 */
+	bool eager_fds;
+	bool verbs; /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
 			       error completion means the queue pair is in the error state */
 	size_t inject_size;
 	/* what an attacker leaves behind (logged; see fabric_envelope.h) */
@@ -213,10 +220,19 @@ struct fab_event {
 #define FAB_EV_CONNREQ 100
 #define FAB_EV_ERROR   101
 
+/*
+ * A queue's eventfd (a semaphore: one count per queued event) is made when
+ * the user asks for it (a connection's, lazily) or at once (an endpoint's);
+ * made late, it starts with the count of the events queued then.  Until it
+ * exists, fab_evq_pop sleeps on the condition variable.
+ */
 struct fab_evq {
 	pthread_mutex_t lock;
-	int efd; /* eventfd (semaphore): one count per queued event */
+	pthread_cond_t cond; /* signalled by pushes while there is no eventfd */
+	_Atomic int efd;     /* -1 until made; set once, under lock */
+	bool made;	     /* fab_evq_init succeeded */
 	struct fab_event *head, *tail;
+	uint64_t count; /* queued events */
 };
 
 /* ----- listening endpoint */
@@ -252,11 +268,19 @@ struct fab_mr {
 	uint64_t key;
 };
 
-/* ----- completion channel (own per CQ, or shared by a connection's CQ and RCQ) */
+/*
+ * ----- completion channel (own per CQ, or shared by a connection's CQ and
+ * RCQ).  Its eventfd (a semaphore: one count per notification) is made when
+ * the user asks for the descriptor or a waiter must sleep on it together
+ * with libfabric's wait fds (fab_cq_wait_direct), with the count of the
+ * notifications pending then; until it exists, fab_chan_wait sleeps on the
+ * condition variable.
+ */
 struct fab_cq;
 struct fab_chan {
 	pthread_mutex_t lock;
-	int efd;		 /* eventfd (semaphore): one count per notification */
+	pthread_cond_t cond;	 /* signalled by notifications while there is no eventfd */
+	_Atomic int efd;	 /* -1 until made; set once, under lock */
 	struct fab_cq *fired[4]; /* which CQs notified, oldest first */
 	int nfired;
 	int refs;
@@ -537,7 +561,8 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 
 /* ----- fabric_evq.c: the software event queues */
 int fab_eventfd(int flags);
-int fab_evq_init(struct fab_evq *q);
+int fab_evq_init(struct fab_evq *q, bool lazy);
+int fab_evq_get_fd(struct fab_evq *q, int *fd);
 void fab_evq_fini(struct fab_evq *q);
 int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info);
 void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev);
@@ -545,10 +570,12 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **ev);
 void fab_event_free(struct fab_event *ev);
 
 /* ----- fabric_cq.c */
-int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq);
+int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq,
+		bool eager_fd);
 void fab_cq_fini(struct fab_cq *cq);
-int fab_chan_new(struct fab_chan **chan_ptr);
+int fab_chan_new(struct fab_chan **chan_ptr, bool eager_fd);
 void fab_chan_put(struct fab_chan *chan);
+int fab_chan_get_fd(struct fab_chan *chan, int *fd);
 uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want);
 void fab_cq_unreserve(struct fab_cq *cq, uint32_t n);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);

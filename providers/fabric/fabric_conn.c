@@ -603,9 +603,10 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	pthread_mutex_init(&c->state_lock, NULL);
 	c->state_lock_made = true;
 	atomic_init(&c->broken, false);
-	c->events.efd = -1;
+	c->events.made = false;
 
-	ret = fab_evq_init(&c->events);
+	/* its eventfd is made when the user asks for it (fab_conn_get_event_fd) */
+	ret = fab_evq_init(&c->events, !p->eager_fds);
 	if (ret)
 		return ret;
 	c->ev_established = calloc(1, sizeof(*c->ev_established));
@@ -618,16 +619,17 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		goto err;
 	}
 	if (setup->shared_channel) {
-		ret = fab_chan_new(&c->shared_chan);
+		ret = fab_chan_new(&c->shared_chan, p->eager_fds);
 		if (ret)
 			goto err;
 	}
-	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false);
+	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false, p->eager_fds);
 	if (ret)
 		goto err;
 	c->cq = fab_cq(setup->cq);
 	if (setup->rcq) {
-		ret = fab_cq_init(fab_cq(setup->rcq), setup->rcq_size, c->shared_chan, true);
+		ret = fab_cq_init(fab_cq(setup->rcq), setup->rcq_size, c->shared_chan, true,
+				  p->eager_fds);
 		if (ret)
 			goto err;
 		c->rcq = fab_cq(setup->rcq);
@@ -860,11 +862,13 @@ int fab_conn_req_recv(struct rpma_conn_req *req, const struct rpma_mr_local *dst
 			     (void *)op_context);
 }
 
-/* fab_conn_get_event_fd -- readable while a connection event waits */
+/*
+ * fab_conn_get_event_fd -- readable while a connection event waits (made
+ * now when asked for the first time, readable at once when events wait)
+ */
 int fab_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 {
-	*fd = fab_conn(conn)->events.efd;
-	return 0;
+	return fab_evq_get_fd(&fab_conn(conn)->events, fd);
 }
 
 /*
@@ -965,10 +969,12 @@ int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
 {
 	struct fab_conn *c = fab_conn(conn);
+	int ret = fab_chan_get_fd(c->shared_chan, fd);
+	if (ret)
+		return ret;
 	fab_cq_export_fd(c->cq);
 	if (c->rcq)
 		fab_cq_export_fd(c->rcq);
-	*fd = c->shared_chan->efd;
 	return 0;
 }
 

@@ -205,7 +205,7 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 		ret = RPMA_E_PROVIDER;
 		goto err_pep;
 	}
-	ret = fab_evq_init(&e->reqs);
+	ret = fab_evq_init(&e->reqs, false);
 	if (ret)
 		goto err_pep;
 	fab_source_init(&e->src, p, &e->eq->fid, fab_drain_pep, e);
@@ -255,7 +255,7 @@ int fab_ep_shutdown(struct rpma_ep *ep)
 /* fab_ep_get_fd -- readable while a connection request waits */
 int fab_ep_get_fd(const struct rpma_ep *ep, int *fd)
 {
-	*fd = fab_ep(ep)->reqs.efd;
+	*fd = atomic_load(&fab_ep(ep)->reqs.efd);
 	return 0;
 }
 
