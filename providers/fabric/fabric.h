@@ -198,6 +198,12 @@ struct fab_peer {
 	 * in between takes the number and is closed under us
 	 */
 	bool eager_fds;
+	/*
+	 * an FI_SHUTDOWN or an EQ error of an endpoint means that libfabric
+	 * closed the endpoint's connection socket itself, and fi_shutdown()
+	 * would close its number again (sockets 1.17: fab_conn_fi_shutdown)
+	 */
+	bool end_closes;
 	bool verbs; /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
 			       error completion means the queue pair is in the error state */
 	size_t inject_size;
@@ -407,6 +413,8 @@ struct fab_conn {
 	pthread_mutex_t state_lock;
 	bool state_lock_made;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
+	/* fi_shutdown() was called, or must not be (fab_conn_fi_shutdown) */
+	_Atomic bool shut;
 	/*
 	 * incoming: fi_accept() returned; early: an FI_SHUTDOWN (1) or an EQ
 	 * error (2, early_err) read before FI_CONNECTED, held back until it

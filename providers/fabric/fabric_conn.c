@@ -66,6 +66,41 @@ static void fab_conn_established(struct fab_conn *c, const void *pdata, size_t l
 }
 
 /*
+ * fab_conn_fi_shutdown -- fi_shutdown() of the connection's endpoint, once:
+ * the application (rpma_conn_disconnect) and the progress thread (the
+ * answer to the peer's FI_SHUTDOWN, a broken connection) may both want it,
+ * at the same time.  libfabric's sockets (1.17) closes the endpoint's
+ * connection socket in fi_shutdown() without a lock
+ * (prov/sockets/src/sock_ep_msg.c, sock_ep_cm_shutdown: close, then
+ * cm.sock = -1), so two calls at once both close its number, and the
+ * later close takes whatever descriptor got the number in between.  The
+ * same socket is the connection manager's handle->sock_fd, which its
+ * thread closes when it reports the peer's shutdown or an error
+ * (sock_ep_cm_shutdown_handler, sock_ep_cm_handle_rx,
+ * sock_ep_cm_connect_handler) without clearing cm.sock: on such a peer
+ * (end_closes) an end read from the EQ marks the endpoint shut, and
+ * fi_shutdown() is not called after it.  strace -k of
+ * conn/disconnect_while_connecting over sockets showed a connection's
+ * socket number closed two or three times as the connection ended: by the
+ * connection manager's thread, by our progress thread (fi_shutdown
+ * answering FI_SHUTDOWN) and by the application's (rpma_conn_disconnect);
+ * every close after the first failed with EBADF, and would have closed
+ * any descriptor made in between by any thread: 2.5 failed closes per
+ * connection before (1254 in 507, 986 in 386), 0.7 of them in the
+ * progress thread's fi_shutdown; 1.5 after (733 in 466, 756 in 512).
+ * What remains is libfabric's own: fi_close() of an endpoint shut by
+ * fi_shutdown() has the connection manager close the number once more
+ * (sock_ep_cm_process_finalizing), and a shutdown may still meet the
+ * manager's close of a peer's shutdown arriving at that moment.
+ */
+static int fab_conn_fi_shutdown(struct fab_conn *c)
+{
+	if (atomic_exchange(&c->shut, true))
+		return 0;
+	return fi_shutdown(c->ep, 0);
+}
+
+/*
  * fab_conn_mark_broken -- an operation failed with err: a later shutdown is a
  * lost connection.  A failure other than a flushed (cancelled) operation
  * breaks the connection at once, as a verbs QP enters the error state: the
@@ -99,7 +134,7 @@ void fab_conn_mark_broken(struct fab_conn *c, int err)
 	    atomic_load(&c->state) != FAB_CONN_CONNECTED)
 		return;
 	fab_conn_end(c, RPMA_CONN_LOST);
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /* fab_conn_eq_error -- map an EQ error entry to a connection event */
@@ -171,7 +206,7 @@ static void fab_conn_shutdown(struct fab_conn *c)
 	 * the queue pair to the error state, so work posted from now on fails
 	 * instead of being sent to a peer that may be gone
 	 */
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /*
@@ -330,6 +365,8 @@ static void fab_drain_ceq(struct fab_source *src)
 				break;
 			}
 			struct fab_conn *c = fab_ceq_find(q, err.fid);
+			if (c && c->peer->end_closes)
+				atomic_store(&c->shut, true); /* fab_conn_fi_shutdown */
 			if (c == NULL)
 				FAB_LOG_INFO("an EQ error of a closed endpoint: %s (dropped)",
 					     fi_strerror(err.err));
@@ -349,6 +386,8 @@ static void fab_drain_ceq(struct fab_source *src)
 				fi_freeinfo(buf.cm.info);
 			continue;
 		}
+		if (event == FI_SHUTDOWN && c->peer->end_closes)
+			atomic_store(&c->shut, true); /* fab_conn_fi_shutdown */
 		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
 		fab_ceq_dispatch(c, event, buf.cm.data, len);
 	}
@@ -603,6 +642,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	pthread_mutex_init(&c->state_lock, NULL);
 	c->state_lock_made = true;
 	atomic_init(&c->broken, false);
+	atomic_init(&c->shut, false);
 	c->events.made = false;
 
 	/* its eventfd is made when the user asks for it (fab_conn_get_event_fd) */
@@ -888,7 +928,7 @@ static void fab_conn_refuse_answer(struct fab_conn *c, enum fab_env_status st, u
 			      "connection refused",
 			      c->qp_num, len, fab_env_status_str(st));
 	fab_conn_end(c, RPMA_CONN_REJECTED);
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /*
@@ -944,7 +984,7 @@ int fab_conn_disconnect(struct rpma_conn *conn)
 	struct fab_conn *c = fab_conn(conn);
 	bool was_done = atomic_load(&c->state) == FAB_CONN_DONE;
 	fab_conn_end(c, RPMA_CONN_CLOSED);
-	int ret = fi_shutdown(c->ep, 0);
+	int ret = fab_conn_fi_shutdown(c);
 	if (ret && !was_done) {
 		FAB_LOG_FI(ret, "fi_shutdown()");
 		return RPMA_E_PROVIDER;

@@ -105,6 +105,7 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;
 	p->eager_fds = strcmp(d->prov_name, "sockets") == 0;
+	p->end_closes = strcmp(d->prov_name, "sockets") == 0;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
 			  strcmp(d->prov_name, "sockets") != 0;
