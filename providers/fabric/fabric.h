@@ -6,9 +6,12 @@
  *
  * - One libfabric fabric + domain per peer, opened from the device the core
  *   hands over (a struct fab_dev made by device_get).
- * - Every libfabric CQ and EQ the provider opens is internal.  A progress
- *   thread per peer waits on their wait fds (fi_trywait + poll) and drains
- *   them: CQ entries become struct ibv_wc in software completion queues
+ * - Every libfabric CQ and EQ the provider opens is internal.  The
+ *   endpoints of a peer's connections share one EQ, made with the first
+ *   connection, whose entries are handed to the connection the entry's
+ *   endpoint belongs to (struct fab_ceq); a listening endpoint has its own.
+ *   A progress thread per peer waits on their wait fds (fi_trywait + poll)
+ *   and drains them: CQ entries become struct ibv_wc in software completion queues
  *   (struct fab_cq), EQ entries become connection events in software event
  *   queues (struct fab_evq).  Draining also drives libfabric's data progress,
  *   which the tcp provider needs at a passive RMA target.  The descriptors the
@@ -144,6 +147,33 @@ struct fab_progress {
 	bool stop;
 };
 
+/*
+ * ----- the connections' EQ of a peer: one libfabric EQ (one wait object)
+ * to which every endpoint of the peer is bound, made with its first
+ * connection and closed with the peer.  Its drain hands each entry to the
+ * connection whose endpoint the entry names (a list searched under lock);
+ * an entry whose endpoint is no longer in the list is dropped.  A
+ * connection leaves the list, waits for a drain in progress to end (the
+ * source's draining flag) and only then closes its endpoint, whose close
+ * removes the entries still queued for it (tcp, sockets and verbs of
+ * libfabric 1.17 do): no entry of a closed endpoint can reach the
+ * connection that reuses its address.  Connect timeouts live in the
+ * connections (deadline_ns); the source's deadline is their nearest one.
+ */
+struct fab_conn;
+struct fab_ceq {
+	pthread_mutex_t lock; /* making eq, the list and the deadlines */
+	struct fid_eq *eq;
+	struct fab_source src;
+	struct fab_conn *conns; /* the connections bound to eq (fab_conn.ceq_next) */
+	_Atomic bool nearly;	/* a connection may hold an early end (fab_conn_early) */
+};
+
+/* the entries of a peer's connections' EQ (a connection has at most a few at once) */
+#define FAB_CEQ_SIZE 1024
+/* the most connections one drain of that EQ settles (fab_ceq_settle) */
+#define FAB_CEQ_BATCH 16
+
 /* ----- peer */
 struct fab_peer {
 	struct fi_info *info; /* the negotiated template (caps, mode, mr_mode, names) */
@@ -161,13 +191,27 @@ struct fab_peer {
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
 	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
 	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
-	bool verbs;	    /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
+	/*
+	 * make a connection's eventfds with it, not when first needed:
+	 * libfabric's sockets closes some of its socket descriptors twice
+	 * while a connection ends (1.17, seen with strace), and an eventfd made
+	 * in between takes the number and is closed under us
+	 */
+	bool eager_fds;
+	/*
+	 * an FI_SHUTDOWN or an EQ error of an endpoint means that libfabric
+	 * closed the endpoint's connection socket itself, and fi_shutdown()
+	 * would close its number again (sockets 1.17: fab_conn_fi_shutdown)
+	 */
+	bool end_closes;
+	bool verbs; /* libfabric's verbs: prov_errno is an ibv_wc_status, and any
 			       error completion means the queue pair is in the error state */
 	size_t inject_size;
 	/* what an attacker leaves behind (logged; see fabric_envelope.h) */
 	_Atomic uint64_t refused_reqs;	/* requests refused for their envelope */
 	_Atomic uint64_t access_errors; /* our operations the remote side refused */
 	struct fab_progress prog;
+	struct fab_ceq ceq; /* the connections' EQ (eq NULL until the first connection) */
 };
 
 /* ----- software event queue (connection events, connection requests) */
@@ -182,10 +226,19 @@ struct fab_event {
 #define FAB_EV_CONNREQ 100
 #define FAB_EV_ERROR   101
 
+/*
+ * A queue's eventfd (a semaphore: one count per queued event) is made when
+ * the user asks for it (a connection's, lazily) or at once (an endpoint's);
+ * made late, it starts with the count of the events queued then.  Until it
+ * exists, fab_evq_pop sleeps on the condition variable.
+ */
 struct fab_evq {
 	pthread_mutex_t lock;
-	int efd; /* eventfd (semaphore): one count per queued event */
+	pthread_cond_t cond; /* signalled by pushes while there is no eventfd */
+	_Atomic int efd;     /* -1 until made; set once, under lock */
+	bool made;	     /* fab_evq_init succeeded */
 	struct fab_event *head, *tail;
+	uint64_t count; /* queued events */
 };
 
 /* ----- listening endpoint */
@@ -221,11 +274,19 @@ struct fab_mr {
 	uint64_t key;
 };
 
-/* ----- completion channel (own per CQ, or shared by a connection's CQ and RCQ) */
+/*
+ * ----- completion channel (own per CQ, or shared by a connection's CQ and
+ * RCQ).  Its eventfd (a semaphore: one count per notification) is made when
+ * the user asks for the descriptor or a waiter must sleep on it together
+ * with libfabric's wait fds (fab_cq_wait_direct), with the count of the
+ * notifications pending then; until it exists, fab_chan_wait sleeps on the
+ * condition variable.
+ */
 struct fab_cq;
 struct fab_chan {
 	pthread_mutex_t lock;
-	int efd;		 /* eventfd (semaphore): one count per notification */
+	pthread_cond_t cond;	 /* signalled by notifications while there is no eventfd */
+	_Atomic int efd;	 /* -1 until made; set once, under lock */
 	struct fab_cq *fired[4]; /* which CQs notified, oldest first */
 	int nfired;
 	int refs;
@@ -321,9 +382,13 @@ struct fab_conn {
 	struct fab_peer *peer;
 	struct fi_info *info; /* outgoing: the resolved destination; incoming: the request */
 	struct fid_ep *ep;
-	struct fid_eq *eq;
 	struct fid_cq *txcq, *rxcq;
-	struct fab_source eq_src, tx_src, rx_src;
+	struct fab_source tx_src, rx_src;
+	/* the peer's connections' EQ: linked in its list (from build to teardown) */
+	bool in_ceq;
+	struct fab_conn *ceq_prev, *ceq_next;
+	/* the connect timeout (CLOCK_MONOTONIC ns, 0: none), under the EQ's lock */
+	uint64_t deadline_ns;
 	struct fab_evq events;
 	/*
 	 * the two events a connection can ever report, made with it so that the
@@ -348,6 +413,8 @@ struct fab_conn {
 	pthread_mutex_t state_lock;
 	bool state_lock_made;
 	_Atomic bool broken; /* an error completion was seen: a shutdown is LOST */
+	/* fi_shutdown() was called, or must not be (fab_conn_fi_shutdown) */
+	_Atomic bool shut;
 	/*
 	 * incoming: fi_accept() returned; early: an FI_SHUTDOWN (1) or an EQ
 	 * error (2, early_err) read before FI_CONNECTED, held back until it
@@ -502,7 +569,8 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 
 /* ----- fabric_evq.c: the software event queues */
 int fab_eventfd(int flags);
-int fab_evq_init(struct fab_evq *q);
+int fab_evq_init(struct fab_evq *q, bool lazy);
+int fab_evq_get_fd(struct fab_evq *q, int *fd);
 void fab_evq_fini(struct fab_evq *q);
 int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, struct fi_info *info);
 void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev);
@@ -510,10 +578,12 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **ev);
 void fab_event_free(struct fab_event *ev);
 
 /* ----- fabric_cq.c */
-int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq);
+int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq,
+		bool eager_fd);
 void fab_cq_fini(struct fab_cq *cq);
-int fab_chan_new(struct fab_chan **chan_ptr);
+int fab_chan_new(struct fab_chan **chan_ptr, bool eager_fd);
 void fab_chan_put(struct fab_chan *chan);
+int fab_chan_get_fd(struct fab_chan *chan, int *fd);
 uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want);
 void fab_cq_unreserve(struct fab_cq *cq, uint32_t n);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
@@ -548,7 +618,7 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 
 /* ----- fabric_ep.c helpers */
 struct fi_info *fab_info_hints(const struct fab_peer *peer);
-int fab_eq_open(struct fab_peer *peer, struct fid_eq **eq);
+int fab_eq_open(struct fab_peer *peer, size_t size, struct fid_eq **eq);
 
 /* ----- fabric_conn.c */
 int fab_conn_getinfo(struct fab_peer *peer, const char *addr, const char *port,
@@ -570,6 +640,7 @@ int fab_conn_delete(struct rpma_conn *conn);
 int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num);
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
 int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
+void fab_ceq_fini(struct fab_peer *p);
 void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
 

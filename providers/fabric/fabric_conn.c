@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_conn.c -- connection requests and connections over libfabric MSG endpoints */
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,6 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 	ev->kind = event;
 	fab_evq_push_event(&c->events, ev);
 	pthread_mutex_unlock(&c->state_lock);
-	atomic_store(&c->eq_src.deadline_ns, 0);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
 }
 
@@ -52,7 +52,6 @@ static void fab_conn_established(struct fab_conn *c, const void *pdata, size_t l
 		return;
 	}
 	atomic_store(&c->state, FAB_CONN_CONNECTED);
-	atomic_store(&c->eq_src.deadline_ns, 0);
 	struct fab_event *ev = c->ev_established;
 	c->ev_established = NULL;
 	if (ev) {
@@ -64,6 +63,41 @@ static void fab_conn_established(struct fab_conn *c, const void *pdata, size_t l
 	pthread_mutex_unlock(&c->state_lock);
 	if (ev)
 		FAB_LOG_INFO("qp %u: connected (%zu bytes of private data)", c->qp_num, len);
+}
+
+/*
+ * fab_conn_fi_shutdown -- fi_shutdown() of the connection's endpoint, once:
+ * the application (rpma_conn_disconnect) and the progress thread (the
+ * answer to the peer's FI_SHUTDOWN, a broken connection) may both want it,
+ * at the same time.  libfabric's sockets (1.17) closes the endpoint's
+ * connection socket in fi_shutdown() without a lock
+ * (prov/sockets/src/sock_ep_msg.c, sock_ep_cm_shutdown: close, then
+ * cm.sock = -1), so two calls at once both close its number, and the
+ * later close takes whatever descriptor got the number in between.  The
+ * same socket is the connection manager's handle->sock_fd, which its
+ * thread closes when it reports the peer's shutdown or an error
+ * (sock_ep_cm_shutdown_handler, sock_ep_cm_handle_rx,
+ * sock_ep_cm_connect_handler) without clearing cm.sock: on such a peer
+ * (end_closes) an end read from the EQ marks the endpoint shut, and
+ * fi_shutdown() is not called after it.  strace -k of
+ * conn/disconnect_while_connecting over sockets showed a connection's
+ * socket number closed two or three times as the connection ended: by the
+ * connection manager's thread, by our progress thread (fi_shutdown
+ * answering FI_SHUTDOWN) and by the application's (rpma_conn_disconnect);
+ * every close after the first failed with EBADF, and would have closed
+ * any descriptor made in between by any thread: 2.5 failed closes per
+ * connection before (1254 in 507, 986 in 386), 0.7 of them in the
+ * progress thread's fi_shutdown; 1.5 after (733 in 466, 756 in 512).
+ * What remains is libfabric's own: fi_close() of an endpoint shut by
+ * fi_shutdown() has the connection manager close the number once more
+ * (sock_ep_cm_process_finalizing), and a shutdown may still meet the
+ * manager's close of a peer's shutdown arriving at that moment.
+ */
+static int fab_conn_fi_shutdown(struct fab_conn *c)
+{
+	if (atomic_exchange(&c->shut, true))
+		return 0;
+	return fi_shutdown(c->ep, 0);
 }
 
 /*
@@ -100,7 +134,7 @@ void fab_conn_mark_broken(struct fab_conn *c, int err)
 	    atomic_load(&c->state) != FAB_CONN_CONNECTED)
 		return;
 	fab_conn_end(c, RPMA_CONN_LOST);
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /* fab_conn_eq_error -- map an EQ error entry to a connection event */
@@ -172,7 +206,7 @@ static void fab_conn_shutdown(struct fab_conn *c)
 	 * the queue pair to the error state, so work posted from now on fails
 	 * instead of being sent to a peer that may be gone
 	 */
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /*
@@ -191,6 +225,7 @@ static bool fab_conn_early(struct fab_conn *c, const struct fi_eq_err_entry *err
 	if (!c->incoming || atomic_load(&c->state) != FAB_CONN_CONNECTING || c->early)
 		return false;
 	c->early = err ? 2 : 1;
+	atomic_store(&c->peer->ceq.nearly, true);
 	if (err) {
 		c->early_err = *err;
 		c->early_err.err_data = NULL; /* only its size is used */
@@ -211,32 +246,131 @@ static void fab_conn_early_end(struct fab_conn *c)
 		fab_conn_eq_error(c, &c->early_err);
 }
 
-/* fab_drain_conn_eq -- turn the connection's EQ entries into connection events */
-static void fab_drain_conn_eq(struct fab_source *src)
+/*
+ * fab_ceq_find -- the connection whose endpoint is fid, among those bound to
+ * the peer's EQ; NULL: none (closed since: the entry is dropped).  The
+ * caller drains the EQ: a connection found stays until the drain ends
+ * (fab_ceq_leave).
+ */
+static struct fab_conn *fab_ceq_find(struct fab_ceq *q, const struct fid *fid)
 {
-	struct fab_conn *c = src->arg;
+	struct fab_conn *c;
+	pthread_mutex_lock(&q->lock);
+	for (c = q->conns; c; c = c->ceq_next)
+		if (c->ep && &c->ep->fid == fid)
+			break;
+	pthread_mutex_unlock(&q->lock);
+	return c;
+}
+
+/*
+ * fab_ceq_settle -- at the end of a drain (the EQ is empty): report the ends
+ * held back before FI_CONNECTED of the connections whose fi_accept() has
+ * returned (fab_conn_early), and fire the connect timeouts that passed.
+ * The connections found are handled out of the lock (they stay while the
+ * drain runs: fab_ceq_leave); more than FAB_CEQ_BATCH at once are left for
+ * the next drain, which comes at once.
+ */
+static void fab_ceq_settle(struct fab_ceq *q)
+{
+	uint64_t now = fab_now_ns(), next = 0;
+	struct fab_conn *early[FAB_CEQ_BATCH], *expired[FAB_CEQ_BATCH];
+	int nearly = 0, nexp = 0;
+	bool more = false;
+	pthread_mutex_lock(&q->lock);
+	uint64_t dl = atomic_load(&q->src.deadline_ns);
+	bool timeouts = dl != 0 && dl <= now;
+	if (atomic_exchange(&q->nearly, false) || timeouts) {
+		for (struct fab_conn *c = q->conns; c; c = c->ceq_next) {
+			if (c->early && atomic_load(&c->accepted)) {
+				if (nearly < FAB_CEQ_BATCH)
+					early[nearly++] = c;
+				else
+					more = true;
+			}
+			if (c->early && !atomic_load(&c->accepted))
+				atomic_store(&q->nearly, true); /* look again after fi_accept() */
+			if (c->deadline_ns == 0)
+				continue;
+			if (atomic_load(&c->state) != FAB_CONN_CONNECTING) {
+				c->deadline_ns = 0;
+			} else if (c->deadline_ns <= now && nexp < FAB_CEQ_BATCH) {
+				c->deadline_ns = 0;
+				expired[nexp++] = c;
+			} else if (next == 0 || c->deadline_ns < next) {
+				next = c->deadline_ns;
+			}
+		}
+		if (more || nexp == FAB_CEQ_BATCH) {
+			atomic_store(&q->nearly, true);
+			next = now; /* the thread drains again at once */
+		}
+		if (timeouts || more || nexp == FAB_CEQ_BATCH)
+			atomic_store(&q->src.deadline_ns, next);
+	}
+	pthread_mutex_unlock(&q->lock);
+	for (int i = 0; i < nearly; i++)
+		fab_conn_early_end(early[i]);
+	for (int i = 0; i < nexp; i++) {
+		struct fab_conn *c = expired[i];
+		if (atomic_load(&c->state) != FAB_CONN_CONNECTING)
+			continue;
+		FAB_LOG_ERROR("qp %u: no connection within %d ms", c->qp_num, c->timeout_ms);
+		fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+	}
+}
+
+/* fab_ceq_dispatch -- one EQ entry of connection c */
+static void fab_ceq_dispatch(struct fab_conn *c, uint32_t event, const void *pdata, size_t len)
+{
+	if (event == FI_CONNECTED) {
+		if (len > FAB_PDATA_WIRE_MAX)
+			len = FAB_PDATA_WIRE_MAX;
+		fab_conn_established(c, pdata, len);
+		fab_conn_early_end(c);
+	} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
+		   !c->incoming) {
+		/* closed by the server before it accepted */
+		fab_conn_end(c, RPMA_CONN_REJECTED);
+	} else if (event == FI_SHUTDOWN) {
+		if (!fab_conn_early(c, NULL))
+			fab_conn_shutdown(c);
+	} else {
+		FAB_LOG_WARNING("qp %u: unexpected event %u", c->qp_num, event);
+	}
+}
+
+/*
+ * fab_drain_ceq -- turn the entries of the peer's connections' EQ into
+ * events of the connections their endpoints belong to
+ */
+static void fab_drain_ceq(struct fab_source *src)
+{
+	struct fab_ceq *q = src->arg;
 	union {
 		struct fi_eq_cm_entry cm;
 		char raw[FAB_EQ_ENTRY_SIZE];
 	} buf;
 	for (;;) {
 		uint32_t event = 0;
-		ssize_t n = fi_eq_read(c->eq, &event, &buf, sizeof(buf), 0);
-		if (n == -FI_EAGAIN) {
-			/* nothing follows an early end once fi_accept() returned */
-			if (c->early && atomic_load(&c->accepted))
-				fab_conn_early_end(c);
+		ssize_t n = fi_eq_read(q->eq, &event, &buf, sizeof(buf), 0);
+		if (n == -FI_EAGAIN)
 			break;
-		}
 		if (n == -FI_EAVAIL) {
 			struct fi_eq_err_entry err;
 			memset(&err, 0, sizeof(err));
-			ssize_t r = fi_eq_readerr(c->eq, &err, 0);
+			ssize_t r = fi_eq_readerr(q->eq, &err, 0);
 			if (r < 0) {
 				FAB_LOG_FI(r, "fi_eq_readerr()");
 				break;
 			}
-			if (!fab_conn_early(c, &err))
+			struct fab_conn *c = fab_ceq_find(q, err.fid);
+			if (c && c->peer->end_closes)
+				atomic_store(&c->shut, true); /* fab_conn_fi_shutdown */
+			if (c == NULL)
+				FAB_LOG_INFO("an EQ error of a closed endpoint: %s (dropped)",
+					     fi_strerror(err.err));
+			else if (!fab_conn_early(c, &err))
 				fab_conn_eq_error(c, &err);
 			continue;
 		}
@@ -244,33 +378,118 @@ static void fab_drain_conn_eq(struct fab_source *src)
 			FAB_LOG_FI(n, "fi_eq_read()");
 			break;
 		}
-		if (event == FI_CONNECTED) {
-			size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
-			if (len > FAB_PDATA_WIRE_MAX)
-				len = FAB_PDATA_WIRE_MAX;
-			fab_conn_established(c, buf.cm.data, len);
-			fab_conn_early_end(c);
-		} else if (event == FI_SHUTDOWN && atomic_load(&c->state) == FAB_CONN_CONNECTING &&
-			   !c->incoming) {
-			/* closed by the server before it accepted */
-			fab_conn_end(c, RPMA_CONN_REJECTED);
-		} else if (event == FI_SHUTDOWN) {
-			if (!fab_conn_early(c, NULL))
-				fab_conn_shutdown(c);
-		} else {
-			FAB_LOG_WARNING("qp %u: unexpected event %u", c->qp_num, event);
+		struct fab_conn *c =
+			(size_t)n >= sizeof(buf.cm) ? fab_ceq_find(q, buf.cm.fid) : NULL;
+		if (c == NULL) {
+			FAB_LOG_INFO("EQ event %u of a closed endpoint (dropped)", event);
+			if (event == FI_CONNREQ && (size_t)n >= sizeof(buf.cm) && buf.cm.info)
+				fi_freeinfo(buf.cm.info);
+			continue;
 		}
+		if (event == FI_SHUTDOWN && c->peer->end_closes)
+			atomic_store(&c->shut, true); /* fab_conn_fi_shutdown */
+		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
+		fab_ceq_dispatch(c, event, buf.cm.data, len);
+	}
+	fab_ceq_settle(q);
+}
+
+/* fab_ceq_expire -- a connect timeout passed: the drain fires it (fab_ceq_settle) */
+static void fab_ceq_expire(struct fab_source *src)
+{
+	struct fab_ceq *q = src->arg;
+	/* the thread cleared the deadline: make the drain look at the connections */
+	atomic_store(&q->src.deadline_ns, 1);
+	fab_source_drain(src);
+}
+
+/*
+ * fab_ceq_get -- the peer's connections' EQ, made (and handed to the
+ * progress thread) with its first connection
+ */
+static int fab_ceq_get(struct fab_peer *p)
+{
+	struct fab_ceq *q = &p->ceq;
+	int ret = 0;
+	pthread_mutex_lock(&q->lock);
+	if (q->eq == NULL) {
+		ret = fab_eq_open(p, FAB_CEQ_SIZE, &q->eq);
+		if (ret == 0) {
+			fab_source_init(&q->src, p, &q->eq->fid, fab_drain_ceq, q);
+			q->src.expire = fab_ceq_expire;
+			fab_source_add(p, &q->src);
+		}
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+/* fab_ceq_fini -- close the peer's connections' EQ (no connection is left) */
+void fab_ceq_fini(struct fab_peer *p)
+{
+	struct fab_ceq *q = &p->ceq;
+	if (q->eq) {
+		fab_source_remove(p, &q->src);
+		fab_source_fini(&q->src);
+		int r = fi_close(&q->eq->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(connections' eq)");
+		q->eq = NULL;
 	}
 }
 
-/* fab_conn_expire -- the connection timeout passed while connecting */
-static void fab_conn_expire(struct fab_source *src)
+/* fab_ceq_join -- link a built connection into the list of the peer's EQ */
+static void fab_ceq_join(struct fab_conn *c)
 {
-	struct fab_conn *c = src->arg;
-	if (atomic_load(&c->state) != FAB_CONN_CONNECTING)
+	struct fab_ceq *q = &c->peer->ceq;
+	pthread_mutex_lock(&q->lock);
+	c->ceq_prev = NULL;
+	c->ceq_next = q->conns;
+	if (q->conns)
+		q->conns->ceq_prev = c;
+	q->conns = c;
+	c->in_ceq = true;
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * fab_ceq_leave -- unlink a connection from the list of the peer's EQ and
+ * wait until a drain that may have found it ends: from then on no drain
+ * touches it (its endpoint may be closed)
+ */
+static void fab_ceq_leave(struct fab_conn *c)
+{
+	struct fab_ceq *q = &c->peer->ceq;
+	if (!c->in_ceq)
 		return;
-	FAB_LOG_ERROR("qp %u: no connection within %d ms", c->qp_num, c->timeout_ms);
-	fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+	pthread_mutex_lock(&q->lock);
+	if (c->ceq_prev)
+		c->ceq_prev->ceq_next = c->ceq_next;
+	else
+		q->conns = c->ceq_next;
+	if (c->ceq_next)
+		c->ceq_next->ceq_prev = c->ceq_prev;
+	c->ceq_prev = c->ceq_next = NULL;
+	c->in_ceq = false;
+	pthread_mutex_unlock(&q->lock);
+	while (atomic_exchange_explicit(&q->src.draining, true, memory_order_acquire))
+		sched_yield();
+	atomic_store_explicit(&q->src.draining, false, memory_order_release);
+}
+
+/*
+ * fab_ceq_set_deadline -- the connect timeout of c: the EQ's drain reports
+ * UNREACHABLE when it passes while connecting
+ */
+static void fab_ceq_set_deadline(struct fab_conn *c, uint64_t when)
+{
+	struct fab_ceq *q = &c->peer->ceq;
+	pthread_mutex_lock(&q->lock);
+	c->deadline_ns = when;
+	uint64_t dl = atomic_load(&q->src.deadline_ns);
+	if (dl == 0 || when < dl)
+		atomic_store(&q->src.deadline_ns, when);
+	pthread_mutex_unlock(&q->lock);
 }
 
 /* fab_min -- the smaller of two sizes, a limit of 0 meaning "none" */
@@ -305,8 +524,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	struct fab_peer *p = c->peer;
 	int ret = 0, r;
 
-	if (c->eq_src.fid) {
-		fab_source_remove(p, &c->eq_src);
+	fab_ceq_leave(c);
+	if (c->tx_src.fid) {
 		fab_source_remove(p, &c->tx_src);
 		fab_source_remove(p, &c->rx_src);
 		fab_cq_del_feeder(c->cq, &c->tx_src);
@@ -355,13 +574,11 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 			ret = RPMA_E_PROVIDER;
 		}
 	}
-	fab_source_fini(&c->eq_src);
 	fab_source_fini(&c->tx_src);
 	fab_source_fini(&c->rx_src);
 	struct fid *fids[] = {
 		c->txcq ? &c->txcq->fid : NULL,
 		c->rxcq ? &c->rxcq->fid : NULL,
-		c->eq ? &c->eq->fid : NULL,
 		c->scratch_mr ? &c->scratch_mr->fid : NULL,
 		c->bounce_mr ? &c->bounce_mr->fid : NULL,
 	};
@@ -375,7 +592,6 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		}
 	}
 	c->txcq = c->rxcq = NULL;
-	c->eq = NULL;
 	c->scratch_mr = c->bounce_mr = NULL;
 	free(c->scratch);
 	c->scratch = NULL;
@@ -426,9 +642,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	pthread_mutex_init(&c->state_lock, NULL);
 	c->state_lock_made = true;
 	atomic_init(&c->broken, false);
-	c->events.efd = -1;
+	atomic_init(&c->shut, false);
+	c->events.made = false;
 
-	ret = fab_evq_init(&c->events);
+	/* its eventfd is made when the user asks for it (fab_conn_get_event_fd) */
+	ret = fab_evq_init(&c->events, !p->eager_fds);
 	if (ret)
 		return ret;
 	c->ev_established = calloc(1, sizeof(*c->ev_established));
@@ -441,16 +659,17 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		goto err;
 	}
 	if (setup->shared_channel) {
-		ret = fab_chan_new(&c->shared_chan);
+		ret = fab_chan_new(&c->shared_chan, p->eager_fds);
 		if (ret)
 			goto err;
 	}
-	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false);
+	ret = fab_cq_init(fab_cq(setup->cq), setup->cq_size, c->shared_chan, false, p->eager_fds);
 	if (ret)
 		goto err;
 	c->cq = fab_cq(setup->cq);
 	if (setup->rcq) {
-		ret = fab_cq_init(fab_cq(setup->rcq), setup->rcq_size, c->shared_chan, true);
+		ret = fab_cq_init(fab_cq(setup->rcq), setup->rcq_size, c->shared_chan, true,
+				  p->eager_fds);
 		if (ret)
 			goto err;
 		c->rcq = fab_cq(setup->rcq);
@@ -501,14 +720,14 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		if (ret)
 			goto err;
 	}
-	ret = fab_eq_open(p, &c->eq);
+	ret = fab_ceq_get(p);
 	if (ret)
 		goto err;
 	ret = fi_ep_bind(c->ep, &c->txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, one_cq ? &c->txcq->fid : &c->rxcq->fid, FI_RECV);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, &c->eq->fid, 0);
+		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
 	if (!ret && c->srq)
 		ret = fab_srq_bind(c->srq, c->ep);
 	if (ret) {
@@ -562,8 +781,6 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
 	if (c->rxcq)
 		fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
-	fab_source_init(&c->eq_src, p, &c->eq->fid, fab_drain_conn_eq, c);
-	c->eq_src.expire = fab_conn_expire;
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);
 		if (ret)
@@ -577,16 +794,15 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		goto err_sources;
 	}
-	/* each source goes to the front: the thread drains the EQ, then TX, then RX */
+	/* each source goes to the front: the thread drains TX, then RX */
 	if (c->rxcq)
 		fab_source_add(p, &c->rx_src);
 	fab_source_add(p, &c->tx_src);
-	fab_source_add(p, &c->eq_src);
+	fab_ceq_join(c);
 	c->info = info;
 	return 0;
 
 err_sources:
-	fab_source_fini(&c->eq_src);
 	fab_source_fini(&c->tx_src);
 	fab_source_fini(&c->rx_src);
 err:
@@ -651,12 +867,11 @@ int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 		}
 		/* an end held back while fi_accept() ran is settled now (fab_conn_early) */
 		atomic_store(&c->accepted, true);
-		fab_source_drain(&c->eq_src);
+		fab_source_drain(&c->peer->ceq.src);
 		return 0;
 	}
 	if (c->timeout_ms > 0)
-		atomic_store(&c->eq_src.deadline_ns,
-			     fab_now_ns() + (uint64_t)c->timeout_ms * 1000000ULL);
+		fab_ceq_set_deadline(c, fab_now_ns() + (uint64_t)c->timeout_ms * 1000000ULL);
 	ret = fi_connect(c->ep, c->info->dest_addr, wire, wire_len);
 	if (ret == -FI_ECONNREFUSED || ret == -FI_ETIMEDOUT || ret == -FI_EHOSTUNREACH ||
 	    ret == -FI_ENETUNREACH) {
@@ -687,11 +902,13 @@ int fab_conn_req_recv(struct rpma_conn_req *req, const struct rpma_mr_local *dst
 			     (void *)op_context);
 }
 
-/* fab_conn_get_event_fd -- readable while a connection event waits */
+/*
+ * fab_conn_get_event_fd -- readable while a connection event waits (made
+ * now when asked for the first time, readable at once when events wait)
+ */
 int fab_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 {
-	*fd = fab_conn(conn)->events.efd;
-	return 0;
+	return fab_evq_get_fd(&fab_conn(conn)->events, fd);
 }
 
 /*
@@ -711,7 +928,7 @@ static void fab_conn_refuse_answer(struct fab_conn *c, enum fab_env_status st, u
 			      "connection refused",
 			      c->qp_num, len, fab_env_status_str(st));
 	fab_conn_end(c, RPMA_CONN_REJECTED);
-	(void)fi_shutdown(c->ep, 0);
+	(void)fab_conn_fi_shutdown(c);
 }
 
 /*
@@ -767,7 +984,7 @@ int fab_conn_disconnect(struct rpma_conn *conn)
 	struct fab_conn *c = fab_conn(conn);
 	bool was_done = atomic_load(&c->state) == FAB_CONN_DONE;
 	fab_conn_end(c, RPMA_CONN_CLOSED);
-	int ret = fi_shutdown(c->ep, 0);
+	int ret = fab_conn_fi_shutdown(c);
 	if (ret && !was_done) {
 		FAB_LOG_FI(ret, "fi_shutdown()");
 		return RPMA_E_PROVIDER;
@@ -792,10 +1009,12 @@ int fab_conn_get_qp_num(const struct rpma_conn *conn, uint32_t *qp_num)
 int fab_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
 {
 	struct fab_conn *c = fab_conn(conn);
+	int ret = fab_chan_get_fd(c->shared_chan, fd);
+	if (ret)
+		return ret;
 	fab_cq_export_fd(c->cq);
 	if (c->rcq)
 		fab_cq_export_fd(c->rcq);
-	*fd = c->shared_chan->efd;
 	return 0;
 }
 

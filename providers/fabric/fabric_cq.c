@@ -14,24 +14,59 @@
 /* how many libfabric entries one fi_cq_read takes */
 #define FAB_CQ_BATCH 16
 
-/* fab_chan_new -- a completion channel with its eventfd: NOMEM or PROVIDER on failure */
-int fab_chan_new(struct fab_chan **chan_ptr)
+/*
+ * fab_chan_new -- a completion channel, its eventfd made now (eager_fd) or
+ * when needed: NOMEM or PROVIDER on failure
+ */
+int fab_chan_new(struct fab_chan **chan_ptr, bool eager_fd)
 {
 	struct fab_chan *ch = calloc(1, sizeof(*ch));
 	if (ch == NULL) {
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	ch->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (ch->efd < 0) {
-		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
-		free(ch);
+	atomic_init(&ch->efd, -1);
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->cond, NULL);
+	ch->refs = 1;
+	int fd;
+	if (eager_fd && fab_chan_get_fd(ch, &fd)) {
+		fab_chan_put(ch);
 		return RPMA_E_PROVIDER;
 	}
-	pthread_mutex_init(&ch->lock, NULL);
-	ch->refs = 1;
 	*chan_ptr = ch;
 	return 0;
+}
+
+/*
+ * fab_chan_get_fd -- the channel's eventfd, made now if need be with one
+ * count per pending notification; RPMA_E_PROVIDER when it cannot be made
+ */
+int fab_chan_get_fd(struct fab_chan *ch, int *fd)
+{
+	int ret = 0;
+	pthread_mutex_lock(&ch->lock);
+	int efd = atomic_load(&ch->efd);
+	if (efd < 0) {
+		efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
+		uint64_t n = (uint64_t)ch->nfired;
+		if (efd < 0) {
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+			ret = RPMA_E_PROVIDER;
+		} else if (n > 0 && write(efd, &n, sizeof(n)) != sizeof(n)) {
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+			close(efd);
+			ret = RPMA_E_PROVIDER;
+		} else {
+			atomic_store(&ch->efd, efd);
+			/* a waiter on the condition variable goes over to the fd */
+			pthread_cond_broadcast(&ch->cond);
+		}
+	}
+	pthread_mutex_unlock(&ch->lock);
+	if (ret == 0)
+		*fd = efd;
+	return ret;
 }
 
 /* fab_chan_put -- drop one reference; the last one closes the channel */
@@ -44,13 +79,16 @@ void fab_chan_put(struct fab_chan *ch)
 	pthread_mutex_unlock(&ch->lock);
 	if (refs > 0)
 		return;
-	close(ch->efd);
+	int efd = atomic_load(&ch->efd);
+	if (efd >= 0)
+		close(efd);
+	pthread_cond_destroy(&ch->cond);
 	pthread_mutex_destroy(&ch->lock);
 	free(ch);
 }
 
 /* fab_cq_init -- a software CQ of size entries notifying through chan (NULL: its own) */
-int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq)
+int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq, bool eager_fd)
 {
 	memset(cq, 0, sizeof(*cq));
 	cq->cap = size ? size : 1;
@@ -65,7 +103,7 @@ int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is
 		pthread_mutex_unlock(&chan->lock);
 		cq->chan = chan;
 	} else {
-		int ret = fab_chan_new(&cq->chan);
+		int ret = fab_chan_new(&cq->chan, eager_fd);
 		if (ret) {
 			free(cq->ring);
 			cq->ring = NULL;
@@ -259,10 +297,14 @@ static void fab_cq_notify(struct fab_cq *cq)
 	pthread_mutex_lock(&ch->lock);
 	if (ch->nfired < (int)(sizeof(ch->fired) / sizeof(ch->fired[0])))
 		ch->fired[ch->nfired++] = cq;
-	pthread_mutex_unlock(&ch->lock);
+	/* under the lock: the fd, once made, counts every pending notification once */
+	int efd = atomic_load(&ch->efd);
 	uint64_t one = 1;
-	if (write(ch->efd, &one, sizeof(one)) != sizeof(one))
+	if (efd < 0)
+		pthread_cond_broadcast(&ch->cond);
+	else if (write(efd, &one, sizeof(one)) != sizeof(one))
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+	pthread_mutex_unlock(&ch->lock);
 }
 
 /* fab_wc_status -- the ibv_wc_status closest to a libfabric error */
@@ -697,8 +739,10 @@ void fab_cq_export_fd(struct fab_cq *cq)
 int fab_cq_get_fd(const struct rpma_cq *cq, int *fd)
 {
 	struct fab_cq *fcq = fab_cq(cq);
+	int ret = fab_chan_get_fd(fcq->chan, fd);
+	if (ret)
+		return ret;
 	fab_cq_export_fd(fcq);
-	*fd = fcq->chan->efd;
 	return 0;
 }
 
@@ -716,19 +760,27 @@ static void fab_cq_rearm(struct fab_cq *cq)
  */
 int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
 {
-	uint64_t v;
-	for (;;) {
-		ssize_t n = read(ch->efd, &v, sizeof(v));
-		if (n == sizeof(v))
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return RPMA_E_NO_COMPLETION;
-		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: read(completion channel)");
-		return RPMA_E_PROVIDER;
-	}
+	/* without an fd (nobody asked for it): sleep on the condition variable */
 	pthread_mutex_lock(&ch->lock);
+	while (atomic_load(&ch->efd) < 0 && ch->nfired == 0)
+		pthread_cond_wait(&ch->cond, &ch->lock);
+	int efd = atomic_load(&ch->efd);
+	if (efd >= 0) {
+		pthread_mutex_unlock(&ch->lock);
+		uint64_t v;
+		for (;;) {
+			ssize_t n = read(efd, &v, sizeof(v));
+			if (n == sizeof(v))
+				break;
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return RPMA_E_NO_COMPLETION;
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: read(completion channel)");
+			return RPMA_E_PROVIDER;
+		}
+		pthread_mutex_lock(&ch->lock);
+	}
 	struct fab_cq *cq = NULL;
 	if (ch->nfired > 0) {
 		cq = ch->fired[0];
@@ -824,12 +876,19 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 	int nf = fab_cq_drive(cq, false, fids, pfd, &p);
 	if (nf <= 0 || p == NULL)
 		return 1;
+	/*
+	 * the channel's fd, made by the first such wait: the progress thread,
+	 * which may take a completion first, wakes the poll through it
+	 */
+	int efd;
+	if (fab_chan_get_fd(cq->chan, &efd))
+		return 1;
 	for (;;) {
 		int ret = fi_trywait(p->fabric, fids, nf);
 		if (ret != 0 && ret != -FI_EAGAIN)
 			return 1;
 		if (ret == 0) {
-			pfd[nf].fd = cq->chan->efd;
+			pfd[nf].fd = efd;
 			pfd[nf].events = POLLIN;
 			pfd[nf].revents = 0;
 			if (poll(pfd, (nfds_t)nf + 1, -1) < 0 && errno != EINTR) {

@@ -27,10 +27,10 @@ struct fi_info *fab_info_hints(const struct fab_peer *peer)
 	return h;
 }
 
-/* fab_eq_open -- an event queue with a wait fd */
-int fab_eq_open(struct fab_peer *peer, struct fid_eq **eq)
+/* fab_eq_open -- an event queue of size entries with a wait fd */
+int fab_eq_open(struct fab_peer *peer, size_t size, struct fid_eq **eq)
 {
-	struct fi_eq_attr attr = {.size = 64, .wait_obj = FI_WAIT_FD};
+	struct fi_eq_attr attr = {.size = size, .wait_obj = FI_WAIT_FD};
 	int ret = fi_eq_open(peer->fabric, &attr, eq, NULL);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_eq_open()");
@@ -184,7 +184,7 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 	int ret = fab_getinfo(p, addr, port, FI_SOURCE, &info);
 	if (ret)
 		return ret;
-	ret = fab_eq_open(p, &e->eq);
+	ret = fab_eq_open(p, 64, &e->eq);
 	if (ret)
 		goto err_info;
 	ret = fi_passive_ep(p->fabric, info, &e->pep, NULL);
@@ -205,7 +205,7 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 		ret = RPMA_E_PROVIDER;
 		goto err_pep;
 	}
-	ret = fab_evq_init(&e->reqs);
+	ret = fab_evq_init(&e->reqs, false);
 	if (ret)
 		goto err_pep;
 	fab_source_init(&e->src, p, &e->eq->fid, fab_drain_pep, e);
@@ -255,7 +255,7 @@ int fab_ep_shutdown(struct rpma_ep *ep)
 /* fab_ep_get_fd -- readable while a connection request waits */
 int fab_ep_get_fd(const struct rpma_ep *ep, int *fd)
 {
-	*fd = fab_ep(ep)->reqs.efd;
+	*fd = atomic_load(&fab_ep(ep)->reqs.efd);
 	return 0;
 }
 

@@ -29,17 +29,59 @@ int fab_eventfd(int flags)
 	return high;
 }
 
-/* fab_evq_init -- an empty software event queue with its eventfd */
-int fab_evq_init(struct fab_evq *q)
+/*
+ * fab_evq_make_fd -- the queue's eventfd, counting the events queued now
+ * (under the queue's lock); RPMA_E_PROVIDER when it cannot be made
+ */
+static int fab_evq_make_fd(struct fab_evq *q)
 {
-	q->head = q->tail = NULL;
-	q->efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (q->efd < 0) {
+	int fd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (fd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
 		return RPMA_E_PROVIDER;
 	}
-	pthread_mutex_init(&q->lock, NULL);
+	if (q->count > 0 && write(fd, &q->count, sizeof(q->count)) != sizeof(q->count)) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+		close(fd);
+		return RPMA_E_PROVIDER;
+	}
+	atomic_store(&q->efd, fd);
+	/* a pop sleeping on the condition variable goes over to the fd */
+	pthread_cond_broadcast(&q->cond);
 	return 0;
+}
+
+/* fab_evq_init -- an empty software event queue; its eventfd at once unless lazy */
+int fab_evq_init(struct fab_evq *q, bool lazy)
+{
+	q->head = q->tail = NULL;
+	q->count = 0;
+	atomic_init(&q->efd, -1);
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	if (!lazy) {
+		int ret = fab_evq_make_fd(q);
+		if (ret) {
+			pthread_cond_destroy(&q->cond);
+			pthread_mutex_destroy(&q->lock);
+			return ret;
+		}
+	}
+	q->made = true;
+	return 0;
+}
+
+/* fab_evq_get_fd -- the queue's eventfd, made now if need be */
+int fab_evq_get_fd(struct fab_evq *q, int *fd)
+{
+	int ret = 0;
+	pthread_mutex_lock(&q->lock);
+	if (atomic_load(&q->efd) < 0)
+		ret = fab_evq_make_fd(q);
+	if (ret == 0)
+		*fd = atomic_load(&q->efd);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
 }
 
 /* fab_event_free -- release one event and what it owns */
@@ -56,7 +98,7 @@ void fab_event_free(struct fab_event *ev)
 /* fab_evq_fini -- release a queue and every event still in it */
 void fab_evq_fini(struct fab_evq *q)
 {
-	if (q->efd < 0)
+	if (!q->made)
 		return;
 	struct fab_event *ev = q->head;
 	while (ev) {
@@ -65,9 +107,12 @@ void fab_evq_fini(struct fab_evq *q)
 		ev = next;
 	}
 	q->head = q->tail = NULL;
-	close(q->efd);
-	q->efd = -1;
+	int fd = atomic_exchange(&q->efd, -1);
+	if (fd >= 0)
+		close(fd);
+	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
+	q->made = false;
 }
 
 /* fab_evq_push_event -- queue an event made beforehand (the queue takes it over) and signal the fd */
@@ -80,10 +125,15 @@ void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev)
 	else
 		q->head = ev;
 	q->tail = ev;
-	pthread_mutex_unlock(&q->lock);
+	q->count++;
+	/* under the lock: the fd, once made, counts every queued event once */
+	int fd = atomic_load(&q->efd);
 	uint64_t one = 1;
-	if (write(q->efd, &one, sizeof(one)) != sizeof(one))
+	if (fd < 0)
+		pthread_cond_broadcast(&q->cond);
+	else if (write(fd, &one, sizeof(one)) != sizeof(one))
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd write");
+	pthread_mutex_unlock(&q->lock);
 }
 
 /*
@@ -114,15 +164,40 @@ nomem:
 	return RPMA_E_NOMEM;
 }
 
+/* fab_evq_take -- unlink the oldest event (under the queue's lock; NULL: none) */
+static struct fab_event *fab_evq_take(struct fab_evq *q)
+{
+	struct fab_event *ev = q->head;
+	if (ev) {
+		q->head = ev->next;
+		if (q->head == NULL)
+			q->tail = NULL;
+		ev->next = NULL;
+		q->count--;
+	}
+	return ev;
+}
+
 /*
  * fab_evq_pop -- take the oldest event; blocks unless the user made the fd
- * non-blocking (then RPMA_E_NO_EVENT when nothing waits)
+ * non-blocking (then RPMA_E_NO_EVENT when nothing waits).  Without an fd
+ * (nobody asked for it) the wait is on the condition variable.
  */
 int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
 {
+	pthread_mutex_lock(&q->lock);
+	while (atomic_load(&q->efd) < 0 && q->head == NULL)
+		pthread_cond_wait(&q->cond, &q->lock);
+	int fd = atomic_load(&q->efd);
+	if (fd < 0) {
+		*evp = fab_evq_take(q);
+		pthread_mutex_unlock(&q->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&q->lock);
 	uint64_t v;
 	for (;;) {
-		ssize_t n = read(q->efd, &v, sizeof(v));
+		ssize_t n = read(fd, &v, sizeof(v));
 		if (n == sizeof(v))
 			break;
 		if (n < 0 && errno == EINTR)
@@ -133,13 +208,7 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
 		return RPMA_E_PROVIDER;
 	}
 	pthread_mutex_lock(&q->lock);
-	struct fab_event *ev = q->head;
-	if (ev) {
-		q->head = ev->next;
-		if (q->head == NULL)
-			q->tail = NULL;
-		ev->next = NULL;
-	}
+	struct fab_event *ev = fab_evq_take(q);
 	pthread_mutex_unlock(&q->lock);
 	if (ev == NULL) {
 		FAB_LOG_ERROR("event queue signalled but empty");

@@ -104,6 +104,8 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;
+	p->eager_fds = strcmp(d->prov_name, "sockets") == 0;
+	p->end_closes = strcmp(d->prov_name, "sockets") == 0;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
 			  strcmp(d->prov_name, "sockets") != 0;
@@ -223,6 +225,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	if (ret)
 		goto err_domain;
 
+	pthread_mutex_init(&p->ceq.lock, NULL);
 	*caps = fab_peer_caps(p, d);
 	return 0;
 
@@ -245,7 +248,9 @@ int fab_peer_fini(struct rpma_peer *peer)
 		FAB_LOG_NOTICE("peer closed: %llu connection requests refused for their envelope, "
 			       "%llu failed operations",
 			       (unsigned long long)refused, (unsigned long long)failed);
+	fab_ceq_fini(p);
 	fab_progress_stop(p);
+	pthread_mutex_destroy(&p->ceq.lock);
 	int r = fi_close(&p->domain->fid);
 	if (r) {
 		FAB_LOG_FI(r, "fi_close(domain)");

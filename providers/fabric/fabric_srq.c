@@ -104,7 +104,7 @@ int fab_srq_new(struct rpma_peer *peer, struct rpma_srq *srq, uint32_t rq_size, 
 		return RPMA_E_NOMEM;
 	}
 	if (rcq) {
-		int ret = fab_cq_init(fab_cq(rcq), rcq_size, NULL, true);
+		int ret = fab_cq_init(fab_cq(rcq), rcq_size, NULL, true, s->peer->eager_fds);
 		if (ret) {
 			free(s->bufs);
 			s->bufs = NULL;

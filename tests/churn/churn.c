@@ -21,8 +21,15 @@
  * RPMA_CHURN_RSS_MARGIN_KB (default 4096), RPMA_CHURN_HEAP_MARGIN_KB
  * (default 128), RPMA_CHURN_IP (default 127.0.0.1), RPMA_CHURN_PORT (default:
  * a free one), RPMA_CHURN_CYCLE_TIMEOUT (seconds one cycle may take, default
- * 30), RPMA_CHURN_BUSY (busy-looping processes beside the pair, default 2).
- * RPMA_PROVIDER defaults to fabric.
+ * 30), RPMA_CHURN_BUSY (busy-looping processes beside the pair, default 2),
+ * RPMA_CHURN_CONNECT_TIMEOUT_MS (the client's connection timeout,
+ * rpma_conn_cfg_set_timeout, default 5000).  RPMA_PROVIDER defaults to fabric.
+ *
+ * The client's connections wait for the server longer than the default
+ * 1000 ms, which bounds the whole handshake on the fabric provider: with the
+ * busy loops a 2-core machine can stall a cycle that long (2 of 12 runs once
+ * failed with "no connection within 1000 ms"), and the churn is about what a
+ * connection leaves behind, not about the timeout.
  *
  * The busy loops keep every CPU taken, so that the server's and the
  * client's threads are preempted anywhere, also inside libfabric: that is
@@ -383,14 +390,15 @@ static int wait_flush(struct rpma_conn *conn, long cycle)
 
 /* client_cycle -- connect, write the cycle's block, flush, disconnect */
 static int client_cycle(struct rpma_peer *peer, const char *addr, const char *port,
-			struct rpma_mr_local *src, unsigned char *buf, long cycle)
+			const struct rpma_conn_cfg *cfg, struct rpma_mr_local *src,
+			unsigned char *buf, long cycle)
 {
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	struct rpma_mr_remote *dst = NULL;
 	int rc = -1;
 
-	int ret = rpma_conn_req_new(peer, addr, port, NULL, &req);
+	int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
 	if (ret)
 		return fail_rpma("rpma_conn_req_new", ret, cycle);
 	ret = rpma_conn_req_connect(&req, NULL, &conn);
@@ -448,6 +456,7 @@ static int run_client(const char *addr, const char *port, long cycles, long warm
 {
 	struct rpma_peer *peer = NULL;
 	struct rpma_mr_local *src = NULL;
+	struct rpma_conn_cfg *cfg = NULL;
 	unsigned char *buf = NULL;
 	struct usage before = {0}, after;
 	int rc = -1;
@@ -472,6 +481,17 @@ static int run_client(const char *addr, const char *port, long cycles, long warm
 		fail_rpma("rpma_mr_reg", ret, 0);
 		goto out;
 	}
+	ret = rpma_conn_cfg_new(&cfg);
+	if (ret) {
+		fail_rpma("rpma_conn_cfg_new", ret, 0);
+		goto out;
+	}
+	long ms = env_long("RPMA_CHURN_CONNECT_TIMEOUT_MS", 5000);
+	ret = rpma_conn_cfg_set_timeout(cfg, ms < 1 ? 1 : ms > 600000 ? 600000 : (int)ms);
+	if (ret) {
+		fail_rpma("rpma_conn_cfg_set_timeout", ret, 0);
+		goto out;
+	}
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -479,7 +499,7 @@ static int run_client(const char *addr, const char *port, long cycles, long warm
 		if (c == warmup)
 			before = measure();
 		alarm((unsigned)timeout);
-		if (client_cycle(peer, addr, port, src, buf, c))
+		if (client_cycle(peer, addr, port, cfg, src, buf, c))
 			goto out;
 	}
 	alarm(0);
@@ -492,6 +512,8 @@ static int run_client(const char *addr, const char *port, long cycles, long warm
 
 out:
 	alarm(0);
+	if (cfg)
+		(void)rpma_conn_cfg_delete(&cfg);
 	if (src)
 		(void)rpma_mr_dereg(&src);
 	if (peer)
