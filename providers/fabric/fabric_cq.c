@@ -44,9 +44,15 @@ int fab_chan_new(struct fab_chan **chan_ptr, bool eager_fd)
  */
 int fab_chan_get_fd(struct fab_chan *ch, int *fd)
 {
+	/* made once, kept until the channel goes: no lock once it exists */
+	int efd = atomic_load(&ch->efd);
+	if (efd >= 0) {
+		*fd = efd;
+		return 0;
+	}
 	int ret = 0;
 	pthread_mutex_lock(&ch->lock);
-	int efd = atomic_load(&ch->efd);
+	efd = atomic_load(&ch->efd);
 	if (efd < 0) {
 		efd = fab_eventfd(EFD_SEMAPHORE | EFD_CLOEXEC);
 		uint64_t n = (uint64_t)ch->nfired;
@@ -760,13 +766,21 @@ static void fab_cq_rearm(struct fab_cq *cq)
  */
 int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
 {
-	/* without an fd (nobody asked for it): sleep on the condition variable */
-	pthread_mutex_lock(&ch->lock);
-	while (atomic_load(&ch->efd) < 0 && ch->nfired == 0)
-		pthread_cond_wait(&ch->cond, &ch->lock);
+	/*
+	 * without an fd (nobody asked for it): sleep on the condition variable;
+	 * an fd, once made, stays until the channel goes (no lock to read it)
+	 */
 	int efd = atomic_load(&ch->efd);
+	bool locked = false;
+	if (efd < 0) {
+		pthread_mutex_lock(&ch->lock);
+		while ((efd = atomic_load(&ch->efd)) < 0 && ch->nfired == 0)
+			pthread_cond_wait(&ch->cond, &ch->lock);
+		locked = true;
+	}
 	if (efd >= 0) {
-		pthread_mutex_unlock(&ch->lock);
+		if (locked)
+			pthread_mutex_unlock(&ch->lock);
 		uint64_t v;
 		for (;;) {
 			ssize_t n = read(efd, &v, sizeof(v));
