@@ -569,6 +569,7 @@ int fab_peer_reg(struct fab_peer *peer, void *ptr, size_t size, uint64_t access,
 
 /* ----- fabric_evq.c: the software event queues */
 int fab_eventfd(int flags);
+int fab_eventfd_take(int fd, int empty, const char *what);
 int fab_evq_init(struct fab_evq *q, bool lazy);
 int fab_evq_get_fd(struct fab_evq *q, int *fd);
 void fab_evq_fini(struct fab_evq *q);

@@ -781,18 +781,9 @@ int fab_chan_wait(struct fab_chan *ch, struct fab_cq **cqp)
 	if (efd >= 0) {
 		if (locked)
 			pthread_mutex_unlock(&ch->lock);
-		uint64_t v;
-		for (;;) {
-			ssize_t n = read(efd, &v, sizeof(v));
-			if (n == sizeof(v))
-				break;
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-				return RPMA_E_NO_COMPLETION;
-			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: read(completion channel)");
-			return RPMA_E_PROVIDER;
-		}
+		int ret = fab_eventfd_take(efd, RPMA_E_NO_COMPLETION, "completion channel");
+		if (ret)
+			return ret;
 		pthread_mutex_lock(&ch->lock);
 	}
 	struct fab_cq *cq = NULL;

@@ -30,6 +30,27 @@ int fab_eventfd(int flags)
 }
 
 /*
+ * fab_eventfd_take -- take one count of an eventfd (EFD_SEMAPHORE), blocking
+ * unless it is non-blocking: 0, `empty` when a non-blocking one holds
+ * nothing, RPMA_E_PROVIDER on another failure (logged, what names the fd)
+ */
+int fab_eventfd_take(int fd, int empty, const char *what)
+{
+	uint64_t v;
+	for (;;) {
+		ssize_t n = read(fd, &v, sizeof(v));
+		if (n == sizeof(v))
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return empty;
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: read(%s)", what);
+		return RPMA_E_PROVIDER;
+	}
+}
+
+/*
  * fab_evq_make_fd -- the queue's eventfd, counting the events queued now
  * (under the queue's lock); RPMA_E_PROVIDER when it cannot be made
  */
@@ -195,18 +216,9 @@ int fab_evq_pop(struct fab_evq *q, struct fab_event **evp)
 		return 0;
 	}
 	pthread_mutex_unlock(&q->lock);
-	uint64_t v;
-	for (;;) {
-		ssize_t n = read(fd, &v, sizeof(v));
-		if (n == sizeof(v))
-			break;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return RPMA_E_NO_EVENT;
-		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
-		return RPMA_E_PROVIDER;
-	}
+	int ret = fab_eventfd_take(fd, RPMA_E_NO_EVENT, "event queue");
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&q->lock);
 	struct fab_event *ev = fab_evq_take(q);
 	pthread_mutex_unlock(&q->lock);
