@@ -148,7 +148,7 @@ run_criterion() {
 		[[ $rc == 124 ]] && C_NOTE="timed out after ${limit}s"
 		return
 	fi
-	local line name fixed=()
+	local line name fixed=() failed_names=()
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*"# SKIP test was skipped"*) ;; # left out by --filter
@@ -170,6 +170,7 @@ run_criterion() {
 				C_SKIPPED=$((C_SKIPPED + 1))
 			else
 				echo "FAILED: $part: $name"
+				failed_names+=("$name")
 				C_FAILED=$((C_FAILED + 1))
 			fi
 			;;
@@ -183,6 +184,10 @@ run_criterion() {
 		C_FAILED=1
 		C_NOTE="exit status $rc without a failed scenario"
 		[[ $rc == 124 ]] && C_NOTE="timed out after ${limit}s"
+	fi
+	# the summary (the tail a CI log keeps) names what failed
+	if [[ ${#failed_names[@]} -gt 0 ]]; then
+		C_NOTE+="${C_NOTE:+; }failed: ${failed_names[*]}"
 	fi
 	if [[ $C_KNOWN -gt 0 ]]; then
 		C_NOTE+="${C_NOTE:+; }$C_KNOWN known failure(s) counted as skipped"
