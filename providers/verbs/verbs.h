@@ -75,12 +75,26 @@ struct vrb_ep {
  */
 #define VRB_STASH_MAX 16
 
+/*
+ * How long vrb_conn_wait() waits for a main-CQ completion still missing
+ * when the receive CQ of a shared channel signals (verbs_cq.c)
+ */
+#define VRB_CAUSAL_WAIT_MS 20
+
 /* a completion queue */
 struct vrb_cq {
 	struct ibv_comp_channel *channel; /* own, or the connection's shared one */
 	bool shared;			  /* channel belongs to the connection */
 	int nstash;			  /* completions in stash, reported before the CQ's */
+	bool track;			  /* counts signalled requests (outstanding) */
 	struct ibv_cq *cq;
+	/*
+	 * signalled work requests posted on the connection whose main CQ this
+	 * is and not yet taken from it (only with track: a shared channel and
+	 * a receive CQ); __atomic: the posting and the completion side may be
+	 * two threads
+	 */
+	unsigned long outstanding;
 	struct ibv_wc stash[VRB_STASH_MAX]; /* only a shared channel's main CQ uses it */
 };
 
@@ -92,7 +106,8 @@ struct vrb_srq {
 
 /* a connection request and, after rpma_conn_req_connect(), the connection */
 struct vrb_conn {
-	struct ibv_qp *qp; /* id->qp, once connected (the data path's) */
+	struct ibv_qp *qp;	 /* id->qp, once connected (the data path's) */
+	struct vrb_cq *track_cq; /* the main CQ when it counts signalled requests, else NULL */
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *evch;	 /* own channel, created when connecting */
 	struct ibv_comp_channel *shared_channel; /* one channel for cq and rcq, or NULL */
@@ -106,6 +121,18 @@ struct vrb_conn {
 	/* the receive CQ's signal was taken, its naming deferred (vrb_conn_wait) */
 	bool rcq_due;
 };
+
+/*
+ * vrb_track_post -- a signalled work request goes to (delta 1) or was refused
+ * by (delta -1) the send queue of a connection whose main CQ counts them
+ * (vrb_conn_wait keeps causal order with the count)
+ */
+static inline void vrb_track_post(struct vrb_conn *vc, bool signaled, long delta)
+{
+	if (__builtin_expect(vc->track_cq != NULL, 0) && signaled)
+		__atomic_add_fetch(&vc->track_cq->outstanding, (unsigned long)delta,
+				   __ATOMIC_RELAXED);
+}
 
 /* typed accessors of the provider state the core allocates */
 

@@ -98,6 +98,7 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 
 	vc->shared_channel = NULL;
 	vc->cq = NULL;
+	vc->track_cq = NULL;
 	vc->rcq = NULL;
 	vc->rcq_due = false;
 	if (setup->shared_channel) {
@@ -114,6 +115,7 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 	ret = vrb_cq_init(vc->cq, vp->ctx, setup->cq_size, vc->shared_channel);
 	if (ret) {
 		vc->cq = NULL;
+		vc->track_cq = NULL;
 		goto err_channel;
 	}
 	if (setup->rcq) {
@@ -122,6 +124,11 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 		if (ret) {
 			vc->rcq = NULL;
 			goto err_cq;
+		}
+		/* one channel for both CQs: vrb_conn_wait needs the count */
+		if (vc->shared_channel) {
+			vc->cq->track = true;
+			vc->track_cq = vc->cq;
 		}
 	}
 
@@ -186,6 +193,7 @@ err_rcq:
 err_cq:
 	(void)vrb_cq_fini(vc->cq);
 	vc->cq = NULL;
+	vc->track_cq = NULL;
 err_channel:
 	if (vc->shared_channel)
 		(void)ibv_destroy_comp_channel(vc->shared_channel);
@@ -212,6 +220,7 @@ int vrb_transport_delete(struct vrb_conn *vc)
 		if (r && !ret)
 			ret = r;
 		vc->cq = NULL;
+		vc->track_cq = NULL;
 	}
 	if (vc->shared_channel) {
 		if (ibv_destroy_comp_channel(vc->shared_channel)) {

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "verbs.h"
 
@@ -35,6 +36,8 @@ int vrb_cq_init(struct vrb_cq *cq, struct ibv_context *ctx, uint32_t size,
 		cq->shared = false;
 	}
 	cq->nstash = 0;
+	cq->track = false;
+	cq->outstanding = 0;
 
 	errno = 0;
 	cq->cq = ibv_create_cq(ctx, (int)size, NULL, cq->channel, 0);
@@ -163,6 +166,26 @@ static inline void vrb_wc_api_opcodes(struct ibv_wc *wc, int n)
 }
 
 /*
+ * vrb_cq_take -- ibv_poll_cq, and the completions taken off the count of
+ * outstanding signalled requests of a main CQ that keeps one (an error
+ * completion of an unsignalled request is taken off too: the count stays a
+ * lower bound, never below 0)
+ */
+static int vrb_cq_take(struct vrb_cq *vc, int num_entries, struct ibv_wc *wc)
+{
+	int n = ibv_poll_cq(vc->cq, num_entries, wc);
+	if (n > 0 && vc->track) {
+		unsigned long o = __atomic_load_n(&vc->outstanding, __ATOMIC_RELAXED);
+		unsigned long want;
+		do {
+			want = o > (unsigned long)n ? o - (unsigned long)n : 0;
+		} while (!__atomic_compare_exchange_n(&vc->outstanding, &o, want, true,
+						      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	}
+	return n;
+}
+
+/*
  * vrb_cq_poll_stash -- the completions vrb_conn_wait() took into the stash
  * first, then ibv_poll_cq (out of line: the common path stays as short as
  * ibv_poll_cq alone)
@@ -175,7 +198,7 @@ static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int nu
 	vc->nstash -= got;
 	memmove(vc->stash, vc->stash + got, (size_t)vc->nstash * sizeof(*wc));
 	if (got < num_entries) {
-		int n = ibv_poll_cq(vc->cq, num_entries - got, wc + got);
+		int n = vrb_cq_take(vc, num_entries - got, wc + got);
 		if (n < 0)
 			VRB_LOG_ERROR("ibv_poll_cq failed (%d)", n);
 		else
@@ -193,7 +216,7 @@ static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int nu
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct vrb_cq *vc = vrb_cq(cq);
-	if (vc->nstash > 0)
+	if (vc->nstash > 0 || vc->track)
 		return vrb_cq_poll_stash(vc, num_entries, wc);
 	int n = ibv_poll_cq(vc->cq, num_entries, wc);
 	if (n < 0) {
@@ -223,7 +246,7 @@ static bool vrb_main_cq_first(struct vrb_conn *vc)
 {
 	struct vrb_cq *m = vc->cq;
 	if (m->nstash < VRB_STASH_MAX) {
-		int n = ibv_poll_cq(m->cq, VRB_STASH_MAX - m->nstash, m->stash + m->nstash);
+		int n = vrb_cq_take(m, VRB_STASH_MAX - m->nstash, m->stash + m->nstash);
 		if (n > 0)
 			m->nstash += n;
 		else if (n < 0)
@@ -233,6 +256,44 @@ static bool vrb_main_cq_first(struct vrb_conn *vc)
 		return false;
 	struct pollfd pfd = {.fd = vc->shared_channel->fd, .events = POLLIN, .revents = 0};
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/*
+ * vrb_main_cq_first_wait -- the main CQ was empty while signalled requests
+ * of the connection have no completion yet: wait a little for the first of
+ * them before the receive CQ is named.  The transport may deliver the
+ * peer's answer before the acknowledgement of the send it answers (rxe's
+ * responder and completer are separate tasks: the acknowledgement has
+ * arrived, its completion is a moment away), so the send's completion can
+ * still be missing when the receive CQ signals.  The wait ends at the first
+ * main-CQ completion with the channel readable (named first, as
+ * vrb_main_cq_first), when nothing is outstanding any more, or after
+ * VRB_CAUSAL_WAIT_MS: a request that takes longer (a long read still in
+ * flight) was not what the peer answered, and the receive CQ is named.
+ */
+static bool vrb_main_cq_first_wait(struct vrb_conn *vc)
+{
+	struct vrb_cq *m = vc->cq;
+	if (!m->track || m->nstash > 0 || __atomic_load_n(&m->outstanding, __ATOMIC_RELAXED) == 0)
+		return false;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	const struct timespec nap = {.tv_sec = 0, .tv_nsec = 20000};
+	for (;;) {
+		nanosleep(&nap, NULL);
+		if (vrb_main_cq_first(vc))
+			return true;
+		if (m->nstash == 0 && __atomic_load_n(&m->outstanding, __ATOMIC_RELAXED) == 0)
+			return false;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long long us = (t.tv_sec - t0.tv_sec) * 1000000LL + (t.tv_nsec - t0.tv_nsec) / 1000;
+		if (us >= VRB_CAUSAL_WAIT_MS * 1000LL) {
+			VRB_LOG_DEBUG("no main-CQ completion within %d ms of the receive CQ's "
+				      "signal: the receive CQ is named",
+				      VRB_CAUSAL_WAIT_MS);
+			return false;
+		}
+	}
 }
 
 /*
@@ -263,7 +324,7 @@ int vrb_conn_wait(struct rpma_conn *conn, bool *is_rcq)
 		}
 	}
 	/* the receive CQ fired now or earlier */
-	vc->rcq_due = vrb_main_cq_first(vc);
+	vc->rcq_due = vrb_main_cq_first(vc) || vrb_main_cq_first_wait(vc);
 	*is_rcq = !vc->rcq_due;
 	return 0;
 }

@@ -92,8 +92,15 @@ static __attribute__((noinline, cold)) int vrb_post_refused(const struct ibv_sen
 static inline int vrb_post_send(struct vrb_conn *vc, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
+	bool sig = (wr->send_flags & IBV_SEND_SIGNALED) != 0;
+	/* counted before the post: its completion may be taken at once */
+	vrb_track_post(vc, sig, 1);
 	int e = ibv_post_send(vc->qp, wr, &bad);
-	return e ? vrb_post_refused(wr, e) : 0;
+	if (e) {
+		vrb_track_post(vc, sig, -1);
+		return vrb_post_refused(wr, e);
+	}
+	return 0;
 }
 
 /* vrb_post_recv -- post one receive on a queue pair (dst NULL: zero-length) */
@@ -182,8 +189,11 @@ static int vrb_atomic_write_native(struct vrb_conn *vc, uint64_t raddr, uint64_t
 	/* fenced: it must not overtake the reads (flushes) posted before it */
 	qpx->wr_flags = vrb_send_flags(flags) | IBV_SEND_FENCE;
 	ibv_wr_atomic_write(qpx, (uint32_t)rkey, raddr, src);
+	bool sig = (flags & RPMA_F_COMPLETION_ON_SUCCESS) != 0;
+	vrb_track_post(vc, sig, 1);
 	int e = ibv_wr_complete(qpx);
 	if (e) {
+		vrb_track_post(vc, sig, -1);
 		VRB_LOG_ERRNO(e, "ibv_wr_complete(ATOMIC_WRITE, raddr 0x%" PRIx64 ") failed",
 			      raddr);
 		return RPMA_E_PROVIDER;
@@ -256,8 +266,11 @@ int vrb_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 	ibv_wr_flush(qpx, (uint32_t)rkey, raddr, (uint32_t)len,
 		     type == RPMA_FLUSH_TYPE_PERSISTENT ? IBV_FLUSH_PERSISTENT : IBV_FLUSH_GLOBAL,
 		     IBV_FLUSH_RANGE);
+	bool sig = (flags & RPMA_F_COMPLETION_ON_SUCCESS) != 0;
+	vrb_track_post(vc, sig, 1);
 	int e = ibv_wr_complete(qpx);
 	if (e) {
+		vrb_track_post(vc, sig, -1);
 		VRB_LOG_ERRNO(e, "ibv_wr_complete(FLUSH, raddr 0x%" PRIx64 ", %zu bytes) failed",
 			      raddr, len);
 		return RPMA_E_PROVIDER;
