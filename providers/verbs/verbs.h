@@ -95,7 +95,8 @@ struct vrb_cq {
 	 * two threads
 	 */
 	unsigned long outstanding;
-	struct ibv_wc stash[VRB_STASH_MAX]; /* only a shared channel's main CQ uses it */
+	/* VRB_STASH_MAX entries, only for a shared channel's main CQ (else NULL) */
+	struct ibv_wc *stash;
 };
 
 /* a shared receive queue (its receive CQ is a separate core object) */

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -36,6 +37,7 @@ int vrb_cq_init(struct vrb_cq *cq, struct ibv_context *ctx, uint32_t size,
 		cq->shared = false;
 	}
 	cq->nstash = 0;
+	cq->stash = NULL;
 	cq->track = false;
 	cq->outstanding = 0;
 
@@ -88,6 +90,9 @@ int vrb_cq_fini(struct vrb_cq *cq)
 		}
 	}
 	cq->channel = NULL;
+	free(cq->stash);
+	cq->stash = NULL;
+	cq->nstash = 0;
 	return ret;
 }
 
