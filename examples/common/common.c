@@ -143,7 +143,23 @@ int ex_connect(struct rpma_peer *peer, const char *addr, const char *port,
 {
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
-	int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
+	struct rpma_conn_cfg *own = NULL;
+	int ret;
+	if (cfg == NULL) {
+		/* the defaults, but a patient timeout (EX_CONNECT_TIMEOUT_MS) */
+		ret = rpma_conn_cfg_new(&own);
+		if (ret == 0)
+			ret = rpma_conn_cfg_set_timeout(own, EX_CONNECT_TIMEOUT_MS);
+		if (ret) {
+			ex_fail("rpma_conn_cfg_new/set_timeout", ret);
+			(void)rpma_conn_cfg_delete(&own);
+			return ret;
+		}
+		cfg = own;
+	}
+	ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
+	if (own)
+		(void)rpma_conn_cfg_delete(&own); /* the request keeps what it needs */
 	if (ret) {
 		ex_fail("rpma_conn_req_new", ret);
 		return ret;

@@ -25,6 +25,14 @@
 /* an error found by the example itself (never an RPMA_E_* value) */
 #define EX_E_FAIL (-1)
 
+/*
+ * How long a client waits for its connection (rpma_conn_cfg_set_timeout).
+ * Over the fabric provider the timeout covers the whole handshake, the
+ * server's accept included, and a busy server that accepts its clients one
+ * after the other can take longer than the default second.
+ */
+#define EX_CONNECT_TIMEOUT_MS 5000
+
 /* the largest private data every transport carries (rdma_cm over TCP: 56) */
 #define EX_PDATA_MAX 56
 

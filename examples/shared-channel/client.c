@@ -56,6 +56,7 @@ int main(int argc, char *argv[])
 	EX_TRY(rpma_conn_cfg_set_compl_channel(cfg, true));
 	EX_TRY(rpma_conn_cfg_get_compl_channel(cfg, &shared));
 	EX_TRY(rpma_conn_cfg_set_rcq_size(cfg, 4));
+	EX_TRY(rpma_conn_cfg_set_timeout(cfg, EX_CONNECT_TIMEOUT_MS));
 	EX_CHECK(ex_connect(peer, argv[1], argv[2], cfg, NULL, 0, 0, NULL, &conn));
 	EX_TRY(rpma_conn_get_compl_fd(conn, &fd));
 	EX_TRY(rpma_conn_get_cq(conn, &cq));
