@@ -89,6 +89,7 @@ struct cfg {
 	double warmup_s;
 	unsigned window;
 	unsigned threads;
+	unsigned active; /* connections that carry load (0: all); the others stay idle */
 	unsigned probes;
 	long rss_margin_kb;
 	long heap_margin_kb;
@@ -1031,6 +1032,7 @@ static void emit(const struct row *r, FILE *csv, FILE *json)
 	kv_add(a, &n, "window", false, "%u", C.window);
 	kv_add(a, &n, "threads", false, "%u", C.threads);
 	kv_add(a, &n, "conns", false, "%u", r->n);
+	kv_add(a, &n, "active", false, "%u", C.active && C.active < r->n ? C.active : r->n);
 	kv_add(a, &n, "secs", false, "%.3f", r->secs);
 	kv_add(a, &n, "ops", false, "%" PRIu64, r->ops);
 	kv_add(a, &n, "ops_per_s", false, "%.1f", r->ops_s);
@@ -1148,7 +1150,8 @@ static int close_all(struct sconn **c, unsigned n)
 static int run_count(struct rpma_peer *peer, struct rpma_mr_local *src, enum op op, size_t size,
 		     unsigned n, struct row *r)
 {
-	unsigned nt = C.threads < n ? C.threads : n, probes_done = 0;
+	unsigned na = C.active && C.active < n ? C.active : n;
+	unsigned nt = C.threads < na ? C.threads : na, probes_done = 0;
 	struct rpma_conn_cfg *cfg = conn_cfg(C.window);
 	struct sconn **conns = calloc(n, sizeof(*conns));
 	struct worker *w = calloc(nt, sizeof(*w));
@@ -1183,12 +1186,12 @@ static int run_count(struct rpma_peer *peer, struct rpma_mr_local *src, enum op 
 	/* connections are dealt round robin to the threads */
 	t0 = now_ns() + (uint64_t)(C.warmup_s * 1e9);
 	for (unsigned t = 0; t < nt; t++) {
-		w[t].c = calloc(n / nt + 1, sizeof(*w[t].c));
+		w[t].c = calloc(na / nt + 1, sizeof(*w[t].c));
 		if (w[t].c == NULL) {
 			say("out of memory");
 			goto join;
 		}
-		for (unsigned i = t; i < n; i += nt)
+		for (unsigned i = t; i < na; i += nt)
 			w[t].c[w[t].n++] = conns[i];
 		w[t].op = op;
 		w[t].size = size;
@@ -1457,6 +1460,8 @@ static void usage(FILE *f)
 		"  -s SIZES     bytes per write, comma list, K/M suffixes (default 64)\n"
 		"  -w N         operations in flight per connection (default 1, at most %d)\n"
 		"  -T N         client threads; connections are dealt round robin (default 1)\n"
+		"  -A N         only the first N connections of a count carry load, the\n"
+		"               others stay open and idle (default: all)\n"
 		"  -k N         probe connections per count (default 5)\n"
 		"  -P PID       client: the server's process id, for its /proc figures\n"
 		"  -m KIB       resident memory the server may keep after clients leave (default "
@@ -1614,7 +1619,7 @@ int main(int argc, char *argv[])
 	parse_list("64", true);
 	parse_list("write-flush", false);
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "a:p:c:d:W:o:s:w:T:k:P:m:M:S:R:l:t:h", lo, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "a:p:c:d:W:o:s:w:T:A:k:P:m:M:S:R:l:t:h", lo, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'a':
@@ -1654,6 +1659,12 @@ int main(int argc, char *argv[])
 			if (v < 1 || v > 64 || v != floor(v))
 				return bad("-T");
 			C.threads = (unsigned)v;
+			break;
+		case 'A':
+			v = parse_num(optarg);
+			if (v < 1 || v > MAX_CONNS || v != floor(v))
+				return bad("-A");
+			C.active = (unsigned)v;
 			break;
 		case 'k':
 			v = parse_num(optarg);

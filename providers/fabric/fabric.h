@@ -10,8 +10,9 @@
  *   endpoints of a peer's connections share one EQ, made with the first
  *   connection, whose entries are handed to the connection the entry's
  *   endpoint belongs to (struct fab_ceq); a listening endpoint has its own.
- *   A progress thread per peer waits on their wait fds (fi_trywait + poll)
- *   and drains them: CQ entries become struct ibv_wc in software completion queues
+ *   A progress thread per peer waits on their wait fds (fi_trywait + one
+ *   epoll set) and drains the ones that fired, and the EQs (struct
+ *   fab_round: a round's cost follows the busy connections, not all): CQ entries become struct ibv_wc in software completion queues
  *   (struct fab_cq), EQ entries become connection events in software event
  *   queues (struct fab_evq).  Draining also drives libfabric's data progress,
  *   which the tcp provider needs at a passive RMA target.  The descriptors the
@@ -120,6 +121,23 @@ struct fab_source {
 	struct fab_cq *feeds; /* the CQ this source feeds, NULL: none (an EQ) */
 	_Atomic bool parked;  /* the thread does not wait on the fd */
 	_Atomic bool unpark;  /* a user is about to sleep: wait on the fd again */
+	/*
+	 * drained in the same round just before this one (a connection's TX
+	 * source for its RX source: causal order), or NULL; set before
+	 * fab_source_add
+	 */
+	struct fab_source *before;
+	/*
+	 * The progress thread's own bookkeeping (fabric_progress.c): the fd's
+	 * interest in the peer's epoll set (EPOLLIN, or none while parked),
+	 * whether the fd could be added there at all (false: drained every
+	 * round), a first drain owed to a new source, and whether the source
+	 * is in this round's list
+	 */
+	bool watched;
+	bool in_epoll;
+	bool fresh;
+	bool due;
 	struct fab_source *next;
 };
 
@@ -137,7 +155,8 @@ struct fab_source {
 struct fab_progress {
 	pthread_t thread;
 	bool running;
-	int wake_fd; /* eventfd that interrupts the poll */
+	int wake_fd; /* eventfd that interrupts the wait */
+	int epfd;    /* epoll set: wake_fd and the sources' wait fds (not while parked) */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct fab_source *sources;

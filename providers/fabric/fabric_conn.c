@@ -794,9 +794,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		goto err_sources;
 	}
-	/* each source goes to the front: the thread drains TX, then RX */
-	if (c->rxcq)
+	/* the thread drains TX before RX in a round (causal order) */
+	if (c->rxcq) {
+		c->rx_src.before = &c->tx_src;
 		fab_source_add(p, &c->rx_src);
+	}
 	fab_source_add(p, &c->tx_src);
 	fab_ceq_join(c);
 	c->info = info;

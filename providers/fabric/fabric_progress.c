@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -67,6 +68,22 @@ void fab_progress_kick(struct fab_peer *peer)
 void fab_source_add(struct fab_peer *peer, struct fab_source *src)
 {
 	struct fab_progress *pr = &peer->prog;
+	/*
+	 * its wait fd joins the peer's epoll set; when it cannot (the fd is
+	 * already there for another source, or epoll refuses it) the thread
+	 * drains the source every round instead
+	 */
+	src->in_epoll = src->watched = false;
+	if (src->fd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
+		if (epoll_ctl(pr->epfd, EPOLL_CTL_ADD, src->fd, &ev) == 0)
+			src->in_epoll = src->watched = true;
+		else
+			FAB_LOG_DEBUG("epoll_ctl(ADD, fd %d): %s: drained every round", src->fd,
+				      strerror(errno));
+	}
+	src->due = false;
+	src->fresh = true;
 	pthread_mutex_lock(&pr->lock);
 	src->next = pr->sources;
 	pr->sources = src;
@@ -93,6 +110,9 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
 		}
 	}
 	src->registered = false;
+	/* out of the set while its fd is surely open; the thread may still MOD it: ENOENT */
+	if (src->in_epoll && epoll_ctl(pr->epfd, EPOLL_CTL_DEL, src->fd, NULL))
+		FAB_LOG_DEBUG("epoll_ctl(DEL, fd %d): %s", src->fd, strerror(errno));
 	uint64_t gen = ++pr->gen;
 	pthread_mutex_unlock(&pr->lock);
 	fab_progress_kick(peer);
@@ -127,48 +147,116 @@ static bool fab_source_park(struct fab_source *src, bool *briefly)
 	return park;
 }
 
-/* what one round of the progress thread works on (the thread's own, grown as needed) */
+/*
+ * What one round of the progress thread works on (the thread's own, grown as
+ * needed).  A round drains only the sources that need it: those whose wait
+ * fd fired (the peer's epoll set), the EQs and the sources without a wait fd
+ * (every round, as few as a peer has endpoints), the parked ones, new ones,
+ * and those fi_trywait() sent back; so its cost grows with the connections
+ * that are active, not with all of them.  A source whose fd did not fire
+ * was drained and passed fi_trywait() since it last fired: nothing new is in
+ * it, and anything that comes makes its fd readable.
+ */
+#define FAB_ROUND_EVENTS 64
 struct fab_round {
-	struct fab_source **snap; /* the registered sources, copied under the lock */
-	struct fid **fids;	  /* the ones fi_trywait() checks */
-	struct pollfd *pfds;	  /* the wake fd, then the sources' wait fds */
-	size_t cap;		  /* entries of each of the three arrays */
-	size_t n;		  /* sources in snap */
+	struct fab_source **always; /* EQs and sources without a wait fd */
+	struct fab_source **parked; /* the sources parked at the end of the last round */
+	struct fab_source **due;    /* this round's sources, in drain order */
+	struct fab_source **tws;    /* the ones fi_trywait() checks ... */
+	struct fid **fids;	    /* ... and their fids */
+	size_t cap;		    /* entries of each of these arrays */
+	size_t n;		    /* registered sources */
+	size_t nalways, nparked, ndue, ntw;
+	struct epoll_event ev[FAB_ROUND_EVENTS];
+	int nev;      /* events of the last wait */
+	uint64_t gen; /* the source list's generation the arrays were made from */
+	bool started; /* gen is valid */
+	bool retry;   /* fi_trywait() answered -FI_EAGAIN: drain tws again */
+	bool all;     /* fi_trywait() fails: drain every source every round */
 	/* what draining found (fab_progress_drain) */
-	int timeout;  /* ms until the nearest deadline (1000 at most: a safety net) */
-	bool nofd;    /* a source without a wait fd: it must be polled */
-	bool parked;  /* a source the user drains is left alone for a while */
-	bool briefly; /* ... but only for FAB_PARK_MS */
+	int timeout;	/* ms until the nearest deadline (1000 at most: a safety net) */
+	bool nofd;	/* a source without a wait fd: it must be polled */
+	bool anyparked; /* a source the user drains is left alone for a while */
+	bool briefly;	/* ... but only for FAB_PARK_MS */
 	/* fi_trywait() */
 	int eagain;  /* successive -FI_EAGAIN answers */
 	bool warned; /* its failure was logged */
 };
 
-/* fab_round_grow -- room for n sources (and the wake fd); false when out of memory */
+/* fab_round_grow -- room for n sources; false when out of memory */
 static bool fab_round_grow(struct fab_round *r, size_t n)
 {
-	if (n + 1 <= r->cap)
+	if (n <= r->cap)
 		return true;
-	size_t ncap = (n + 1) * 2;
-	struct fab_source **ns = realloc(r->snap, ncap * sizeof(*ns));
-	if (ns)
-		r->snap = ns;
+	size_t ncap = n * 2;
+	struct fab_source ***arrs[] = {&r->always, &r->parked, &r->due, &r->tws};
+	bool ok = true;
+	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++) {
+		struct fab_source **na = realloc(*arrs[i], ncap * sizeof(*na));
+		if (na)
+			*arrs[i] = na;
+		else
+			ok = false;
+	}
 	struct fid **nf = realloc(r->fids, ncap * sizeof(*nf));
 	if (nf)
 		r->fids = nf;
-	struct pollfd *np = realloc(r->pfds, ncap * sizeof(*np));
-	if (np)
-		r->pfds = np;
-	if (!ns || !nf || !np)
+	if (!ok || !nf)
 		return false;
 	r->cap = ncap;
 	return true;
 }
 
+/* fab_round_due -- put s (after the source it must follow) on the round's list */
+static void fab_round_due(struct fab_round *r, struct fab_source *s)
+{
+	if (s->due)
+		return;
+	if (s->before && s->before->registered && !s->before->due) {
+		s->before->due = true;
+		r->due[r->ndue++] = s->before;
+	}
+	s->due = true;
+	r->due[r->ndue++] = s;
+}
+
 /*
- * fab_progress_snapshot -- copy the registered sources into r->snap and tell
- * fab_source_remove() waiters that this round no longer uses removed ones;
- * 1: the thread must stop, 0: go on, -1: out of memory (try again)
+ * fab_progress_rebuild -- the source list changed (under the lock): the
+ * arrays anew, a first drain for new sources
+ */
+static int fab_progress_rebuild(struct fab_progress *pr, struct fab_round *r)
+{
+	size_t n = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next)
+		n++;
+	if (!fab_round_grow(r, n))
+		return -1;
+	r->n = n;
+	r->nalways = r->nparked = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next) {
+		s->due = false;
+		if (s->fd < 0 || !s->in_epoll || s->feeds == NULL)
+			r->always[r->nalways++] = s;
+		else if (atomic_load(&s->parked))
+			r->parked[r->nparked++] = s;
+	}
+	r->ndue = 0;
+	for (struct fab_source *s = pr->sources; s; s = s->next) {
+		if (s->fresh) {
+			s->fresh = false;
+			fab_round_due(r, s);
+		}
+	}
+	r->gen = pr->gen;
+	r->started = true;
+	return 0;
+}
+
+/*
+ * fab_progress_snapshot -- under the lock: take up a changed source list,
+ * make this round's list and tell fab_source_remove() waiters that the
+ * thread no longer uses removed sources; 1: the thread must stop, 0: go on,
+ * -1: out of memory (try again)
  */
 static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 {
@@ -178,35 +266,72 @@ static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 		pthread_mutex_unlock(&pr->lock);
 		return 1;
 	}
-	size_t n = 0;
-	for (struct fab_source *s = pr->sources; s; s = s->next)
-		n++;
-	if (!fab_round_grow(r, n)) {
-		pthread_mutex_unlock(&pr->lock);
-		return -1;
+	/*
+	 * the sources of the last wait's events and those fi_trywait() sent
+	 * back, while still registered (a removed one is not freed before
+	 * this round has begun: fab_source_remove waits for it)
+	 */
+	struct fab_source *fired[FAB_ROUND_EVENTS];
+	int nfired = 0;
+	for (int i = 0; i < r->nev; i++) {
+		struct fab_source *s = r->ev[i].data.ptr;
+		if (s && s->registered)
+			fired[nfired++] = s;
 	}
-	n = 0;
-	for (struct fab_source *s = pr->sources; s; s = s->next)
-		r->snap[n++] = s;
-	r->n = n;
+	r->nev = 0;
+	if (!r->started || r->gen != pr->gen) {
+		if (fab_progress_rebuild(pr, r)) {
+			pthread_mutex_unlock(&pr->lock);
+			return -1;
+		}
+	}
+	if (r->retry) {
+		for (size_t i = 0; i < r->ntw; i++)
+			if (r->tws[i]->registered)
+				fab_round_due(r, r->tws[i]);
+		r->retry = false;
+	}
+	for (int i = 0; i < nfired; i++)
+		fab_round_due(r, fired[i]);
+	for (size_t i = 0; i < r->nalways; i++)
+		fab_round_due(r, r->always[i]);
+	for (size_t i = 0; i < r->nparked; i++)
+		fab_round_due(r, r->parked[i]);
+	if (r->all)
+		for (struct fab_source *s = pr->sources; s; s = s->next)
+			fab_round_due(r, s);
 	pr->seen_gen = pr->gen;
 	pthread_cond_broadcast(&pr->cond);
 	pthread_mutex_unlock(&pr->lock);
 	return 0;
 }
 
+/* fab_source_watch -- the thread waits on src's fd (EPOLLIN) or not (parked) */
+static void fab_source_watch(struct fab_progress *pr, struct fab_source *src, bool on)
+{
+	if (!src->in_epoll || src->watched == on)
+		return;
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = src};
+	if (epoll_ctl(pr->epfd, EPOLL_CTL_MOD, src->fd, &ev))
+		FAB_LOG_DEBUG("epoll_ctl(MOD, fd %d): %s", src->fd, strerror(errno));
+	src->watched = on;
+}
+
 /*
- * fab_progress_drain -- drain every source of the round (but parked ones the
- * user drains), fire expired deadlines, note the nearest one, sources
- * without a wait fd and the ones that park
+ * fab_progress_drain -- drain the round's sources (but parked ones the user
+ * drains), fire expired deadlines, note the nearest one, sources without a
+ * wait fd and the ones that park; the parked list and the fi_trywait() set
+ * for the next steps
  */
-static void fab_progress_drain(struct fab_round *r)
+static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 {
 	r->timeout = 1000; /* a safety net; every change kicks the thread */
-	r->nofd = r->parked = r->briefly = false;
+	r->nofd = r->anyparked = r->briefly = false;
+	r->nparked = r->ntw = 0;
 	uint64_t now = fab_now_ns();
-	for (size_t i = 0; i < r->n; i++) {
-		struct fab_source *s = r->snap[i];
+	for (size_t i = 0; i < r->ndue; i++) {
+		struct fab_source *s = r->due[i];
+		s->due = false;
 		/* a parked source the user still drains needs nothing from us */
 		if (!atomic_load(&s->parked) ||
 		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains)
@@ -227,14 +352,24 @@ static void fab_progress_drain(struct fab_round *r)
 			r->nofd = true;
 		bool b;
 		if (fab_source_park(s, &b)) {
-			r->parked = true;
+			r->anyparked = true;
 			r->briefly |= b;
+			fab_source_watch(pr, s, false);
+			if (s->in_epoll && s->feeds != NULL)
+				r->parked[r->nparked++] = s;
+		} else {
+			fab_source_watch(pr, s, true);
+			if (s->fd >= 0) {
+				r->tws[r->ntw] = s;
+				r->fids[r->ntw++] = s->fid;
+			}
 		}
 	}
+	r->ndue = 0;
 }
 
 /*
- * fab_progress_timeout -- how long the round's poll may sleep: 1 ms when a
+ * fab_progress_timeout -- how long the round's wait may sleep: 1 ms when a
  * source has no wait fd; while sources park, at most the parking interval,
  * which doubles (up to FAB_PARK_MAX_MS) as long as the user keeps polling
  */
@@ -242,7 +377,7 @@ static void fab_progress_timeout(struct fab_progress *pr, struct fab_round *r)
 {
 	if (r->nofd && r->timeout > 1)
 		r->timeout = 1;
-	if (r->parked) {
+	if (r->anyparked) {
 		/* the user keeps polling: look less often (but see briefly) */
 		if (r->briefly)
 			pr->park_ms = FAB_PARK_MS;
@@ -257,17 +392,15 @@ static void fab_progress_timeout(struct fab_progress *pr, struct fab_round *r)
 
 /*
  * fab_progress_trywait -- may the thread sleep on the wait fds of the
- * sources it watches (fi_trywait())?  false: something arrived meanwhile,
- * drain again (three times in a row at most, then sleep 1 ms: never spin)
+ * sources it drained this round (fi_trywait())?  false: something arrived
+ * meanwhile, drain them again (three times in a row at most, then sleep
+ * 1 ms: never spin)
  */
 static bool fab_progress_trywait(struct fab_peer *p, struct fab_round *r)
 {
-	size_t nf = 0;
-	for (size_t i = 0; i < r->n; i++)
-		if (r->snap[i]->fd >= 0 && !atomic_load(&r->snap[i]->parked))
-			r->fids[nf++] = r->snap[i]->fid;
-	int ret = nf ? fi_trywait(p->fabric, r->fids, (int)nf) : 0;
+	int ret = r->ntw ? fi_trywait(p->fabric, r->fids, (int)r->ntw) : 0;
 	if (ret == -FI_EAGAIN) {
+		r->retry = true;
 		if (++r->eagain < 4)
 			return false;
 		r->timeout = 1;
@@ -278,39 +411,38 @@ static bool fab_progress_trywait(struct fab_peer *p, struct fab_round *r)
 		if (!r->warned)
 			FAB_LOG_WARNING("fi_trywait: %s; polling every 5 ms", fi_strerror(-ret));
 		r->warned = true;
+		r->all = true;
 		if (r->timeout > 5)
 			r->timeout = 5;
 	}
 	return true;
 }
 
-/* fab_progress_poll -- sleep until the wake fd or a watched wait fd fires, or the timeout */
-static void fab_progress_poll(struct fab_progress *pr, struct fab_round *r)
+/* fab_progress_wait -- sleep until the wake fd or a watched wait fd fires, or the timeout */
+static void fab_progress_wait(struct fab_progress *pr, struct fab_round *r)
 {
-	size_t m = 0;
-	r->pfds[m].fd = pr->wake_fd;
-	r->pfds[m].events = POLLIN;
-	r->pfds[m++].revents = 0;
-	for (size_t i = 0; i < r->n; i++) {
-		if (r->snap[i]->fd < 0 || atomic_load(&r->snap[i]->parked))
-			continue;
-		r->pfds[m].fd = r->snap[i]->fd;
-		r->pfds[m].events = POLLIN;
-		r->pfds[m++].revents = 0;
+	int n = epoll_wait(pr->epfd, r->ev, FAB_ROUND_EVENTS, r->timeout);
+	if (n < 0) {
+		if (errno != EINTR)
+			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: epoll_wait");
+		n = 0;
 	}
-	int ret = poll(r->pfds, m, r->timeout);
-	if (ret > 0 && (r->pfds[0].revents & POLLIN)) {
-		uint64_t v;
-		if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+	r->nev = n;
+	for (int i = 0; i < n; i++) {
+		if (r->ev[i].data.ptr == NULL) {
+			uint64_t v;
+			if (read(pr->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd read");
+		}
 	}
 }
 
 /*
- * fab_progress_thread -- drain every registered CQ and EQ, then sleep until
- * one of their wait fds (or the wake fd) fires; fi_trywait() tells when
- * sleeping is safe.  Draining drives the libfabric provider's progress, so
- * one-sided operations against this peer complete while the application sleeps.
+ * fab_progress_thread -- drain the CQs and EQs that need it (struct
+ * fab_round), then sleep until one of their wait fds (or the wake fd) fires;
+ * fi_trywait() tells when sleeping is safe.  Draining drives the libfabric
+ * provider's progress, so one-sided operations against this peer complete
+ * while the application sleeps.
  */
 static void *fab_progress_thread(void *arg)
 {
@@ -328,15 +460,17 @@ static void *fab_progress_thread(void *arg)
 			usleep(1000);
 			continue;
 		}
-		fab_progress_drain(&r);
+		fab_progress_drain(&p->prog, &r);
 		fab_progress_timeout(&p->prog, &r);
 		if (!fab_progress_trywait(p, &r))
 			continue;
-		fab_progress_poll(&p->prog, &r);
+		fab_progress_wait(&p->prog, &r);
 	}
-	free(r.snap);
+	free(r.always);
+	free(r.parked);
+	free(r.due);
+	free(r.tws);
 	free(r.fids);
-	free(r.pfds);
 	return NULL;
 }
 
@@ -347,6 +481,15 @@ int fab_progress_start(struct fab_peer *p)
 	pr->wake_fd = fab_eventfd(EFD_NONBLOCK | EFD_CLOEXEC);
 	if (pr->wake_fd < 0) {
 		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: eventfd()");
+		return RPMA_E_PROVIDER;
+	}
+	pr->epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event wev = {.events = EPOLLIN, .data.ptr = NULL};
+	if (pr->epfd < 0 || epoll_ctl(pr->epfd, EPOLL_CTL_ADD, pr->wake_fd, &wev)) {
+		RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: epoll set of the progress thread");
+		if (pr->epfd >= 0)
+			close(pr->epfd);
+		close(pr->wake_fd);
 		return RPMA_E_PROVIDER;
 	}
 	pthread_mutex_init(&pr->lock, NULL);
@@ -375,6 +518,7 @@ int fab_progress_start(struct fab_peer *p)
 		RPMA_LOG_ERROR_WITH_ERRNO(ret, "fabric: pthread_create()");
 		pthread_cond_destroy(&pr->cond);
 		pthread_mutex_destroy(&pr->lock);
+		close(pr->epfd);
 		close(pr->wake_fd);
 		return RPMA_E_PROVIDER;
 	}
@@ -398,5 +542,6 @@ void fab_progress_stop(struct fab_peer *p)
 		FAB_LOG_WARNING("peer closed while %s still registered", "objects are");
 	pthread_cond_destroy(&pr->cond);
 	pthread_mutex_destroy(&pr->lock);
+	close(pr->epfd);
 	close(pr->wake_fd);
 }
