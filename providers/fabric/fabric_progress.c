@@ -157,7 +157,7 @@ static bool fab_source_park(struct fab_source *src, bool *briefly)
  * was drained and passed fi_trywait() since it last fired: nothing new is in
  * it, and anything that comes makes its fd readable.
  */
-#define FAB_ROUND_EVENTS 64
+#define FAB_ROUND_EVENTS 256
 struct fab_round {
 	struct fab_source **always; /* EQs and sources without a wait fd */
 	struct fab_source **parked; /* the sources parked at the end of the last round */
