@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -950,6 +951,48 @@ static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc, uint64_t *
 	return n;
 }
 
+/*
+ * fab_cq_poll_direct -- a poll of an empty CQ whose one feeder is its
+ * connection's send-side libfabric CQ (fab_drain_tx): the entries go from
+ * fi_cq_read() straight into the caller's array, without the ring's
+ * reserve, commit and take.  Order: the feeder's drainers are serialised
+ * (src->draining), and whatever another drainer (the progress thread) put
+ * into the ring before this one took the flag is seen here (filled) and
+ * taken first (-1).  How many completions it gave, or -1: poll the usual
+ * way (the ring is not empty, an error entry, or nothing that is reported)
+ */
+static int fab_cq_poll_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ibv_wc *wc)
+{
+	struct fab_conn *c = src->arg;
+	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	bool one_cq = c->rxcq == NULL;
+	if (num > FAB_CQ_BATCH)
+		num = FAB_CQ_BATCH;
+	/* a user's drain, as fab_cq_drive counts it (parking) */
+	atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
+	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
+		sched_yield();
+	if (atomic_load(&cq->filled) > 0) {
+		atomic_store_explicit(&src->draining, false, memory_order_release);
+		return -1;
+	}
+	ssize_t n = fi_cq_read(c->txcq, e, (size_t)num);
+	int used = 0;
+	for (ssize_t i = 0; i < n; i++) {
+		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
+		if (one_cq && (e[i].flags & FI_RECV))
+			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
+		else if (fab_tx_entry(c, &e[i], &wc[used]))
+			used++;
+	}
+	atomic_store_explicit(&src->draining, false, memory_order_release);
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n < 0 && n != -FI_EAVAIL)
+		FAB_LOG_FI(n, "fi_cq_read(tx)");
+	return used > 0 ? used : -1;
+}
+
 /* fab_cq_poll -- take completions; an empty CQ drains its libfabric CQs first */
 int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 {
@@ -963,6 +1006,17 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 		int n = fab_cq_take(cq, num_entries, wc, &p0);
 		if (n > 0)
 			return n;
+	}
+	if (cq->own_feeders && cq->nfeeders == 1 && cq->feeders[0]->drain == fab_drain_tx) {
+		int n = fab_cq_poll_direct(cq, cq->feeders[0], num_entries, wc);
+		if (n >= 0)
+			return n;
+		p0 = atomic_load(&cq->pushes);
+		if (atomic_load(&cq->filled) > 0) {
+			n = fab_cq_take(cq, num_entries, wc, &p0);
+			if (n > 0)
+				return n;
+		}
 	}
 	/* release (user_drains): whoever sees this drain also sees the user's earlier re-arm */
 	if (cq->own_feeders) {
