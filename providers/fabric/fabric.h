@@ -333,6 +333,8 @@ struct fab_cq {
 	 */
 	struct ibv_wc stash[FAB_CQ_STASH];
 	uint32_t stash_head, stash_n;
+	/* the feeder whose entries may skip the ring (fab_cq_set_direct_src), or NULL */
+	struct fab_source *direct_src;
 	/* the libfabric CQs that feed this one, drained directly by a polling user */
 	pthread_mutex_t feed_lock;
 	struct fab_source **feeders;

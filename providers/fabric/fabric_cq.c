@@ -141,6 +141,18 @@ void fab_cq_fini(struct fab_cq *cq)
 	cq->initialized = false;
 }
 
+/*
+ * fab_cq_set_direct_src -- (under feed_lock) the feeder fab_cq_read_direct may
+ * read: the one feeder of a CQ fed by its own connection only, when it is
+ * the connection's send-side libfabric CQ (fab_drain_tx); NULL otherwise
+ */
+static void fab_cq_set_direct_src(struct fab_cq *cq)
+{
+	cq->direct_src = NULL;
+	if (cq->own_feeders && cq->nfeeders == 1 && cq->feeders[0]->drain == fab_drain_tx)
+		cq->direct_src = cq->feeders[0];
+}
+
 /* fab_cq_add_feeder -- let a polling user drain src when cq is empty */
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 {
@@ -158,6 +170,7 @@ int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 	}
 	cq->feeders[cq->nfeeders++] = src;
 	src->feeds = cq;
+	fab_cq_set_direct_src(cq);
 	pthread_mutex_unlock(&cq->feed_lock);
 	return 0;
 }
@@ -172,6 +185,7 @@ void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
 			break;
 		}
 	}
+	fab_cq_set_direct_src(cq);
 	pthread_mutex_unlock(&cq->feed_lock);
 }
 
@@ -857,7 +871,7 @@ static int fab_cq_drive(struct fab_cq *cq, bool drain, struct fid **fids, struct
 /*
  * fab_cq_read_direct -- take completions of an empty CQ whose one feeder is
  * its connection's send-side libfabric CQ (fab_drain_tx, see
- * fab_cq_direct_src) from fi_cq_read() straight into wc (the caller's
+ * fab_cq_set_direct_src) from fi_cq_read() straight into wc (the caller's
  * array, or the stash), without the ring's reserve, commit and take.
  * Order: the feeder's drainers are serialised (src->draining), and
  * whatever another drainer (the progress thread) put into the ring before
@@ -882,10 +896,14 @@ static int fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num
 	}
 	ssize_t n = fi_cq_read(c->txcq, e, (size_t)num);
 	int used = 0;
+	/* no staged atomic writes: an entry is plain unless it is an emulated write with imm */
+	bool nostage = c->stages == NULL;
 	for (ssize_t i = 0; i < n; i++) {
 		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
 		if (one_cq && (e[i].flags & FI_RECV))
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
+		else if (nostage && !fab_imm_slot_of(c, e[i].op_context))
+			fab_wc_fill(&wc[used++], &e[i], c->qp_num, NULL);
 		else if (fab_tx_entry(c, &e[i], &wc[used]))
 			used++;
 	}
@@ -895,14 +913,6 @@ static int fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num
 	if (n < 0 && n != -FI_EAVAIL)
 		FAB_LOG_FI(n, "fi_cq_read(tx)");
 	return used > 0 ? used : -1;
-}
-
-/* fab_cq_direct_src -- the CQ's feeder fab_cq_read_direct may read, or NULL */
-static inline struct fab_source *fab_cq_direct_src(const struct fab_cq *cq)
-{
-	if (cq->own_feeders && cq->nfeeders == 1 && cq->feeders[0]->drain == fab_drain_tx)
-		return cq->feeders[0];
-	return NULL;
 }
 
 /*
@@ -933,13 +943,13 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 	int nf = fab_cq_drive(cq, false, fids, pfd, &p);
 	if (nf <= 0 || p == NULL)
 		return 1;
-	struct fab_source *dsrc = fab_cq_direct_src(cq);
+	struct fab_source *dsrc = cq->direct_src;
 	/*
 	 * the channel's fd, made by the first such wait: the progress thread,
 	 * which may take a completion first, wakes the poll through it
 	 */
-	int efd;
-	if (fab_chan_get_fd(cq->chan, &efd))
+	int efd = atomic_load(&cq->chan->efd);
+	if (efd < 0 && fab_chan_get_fd(cq->chan, &efd))
 		return 1;
 	for (;;) {
 		int ret = fi_trywait(p->fabric, fids, nf);
@@ -1023,6 +1033,28 @@ static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc, uint64_t *
 	return n;
 }
 
+/*
+ * fab_cq_poll_drive -- the poll of an empty CQ that drains its feeders into
+ * the ring (p0: the CQ's pushes before); out of line, so that the direct
+ * path of fab_cq_poll does not pay for its frame
+ */
+static __attribute__((noinline)) int fab_cq_poll_drive(struct fab_cq *cq, int num_entries,
+						       struct ibv_wc *wc, uint64_t p0)
+{
+	/* release (user_drains): whoever sees this drain also sees the user's earlier re-arm */
+	if (cq->own_feeders) {
+		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
+	} else {
+		pthread_mutex_lock(&cq->feed_lock);
+		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
+		pthread_mutex_unlock(&cq->feed_lock);
+	}
+	/* nothing pushed meanwhile (by us or anyone): still empty */
+	if (atomic_load_explicit(&cq->pushes, memory_order_relaxed) == p0)
+		return 0;
+	return fab_cq_take(cq, num_entries, wc, &p0);
+}
+
 /* fab_cq_poll -- take completions; an empty CQ drains its libfabric CQs first */
 int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 {
@@ -1046,7 +1078,7 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 		if (n > 0)
 			return n;
 	}
-	struct fab_source *dsrc = fab_cq_direct_src(cq);
+	struct fab_source *dsrc = cq->direct_src;
 	if (dsrc) {
 		int n = fab_cq_read_direct(cq, dsrc, num_entries, wc);
 		if (n >= 0)
@@ -1058,16 +1090,5 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 				return n;
 		}
 	}
-	/* release (user_drains): whoever sees this drain also sees the user's earlier re-arm */
-	if (cq->own_feeders) {
-		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
-	} else {
-		pthread_mutex_lock(&cq->feed_lock);
-		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
-		pthread_mutex_unlock(&cq->feed_lock);
-	}
-	/* nothing pushed meanwhile (by us or anyone): still empty */
-	if (atomic_load_explicit(&cq->pushes, memory_order_relaxed) == p0)
-		return 0;
-	return fab_cq_take(cq, num_entries, wc, &p0);
+	return fab_cq_poll_drive(cq, num_entries, wc, p0);
 }
