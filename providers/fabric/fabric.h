@@ -312,6 +312,7 @@ struct fab_chan {
 };
 
 /* ----- software completion queue (the provider state of struct rpma_cq) */
+#define FAB_CQ_STASH 8 /* entries of fab_cq.stash */
 struct fab_cq {
 	pthread_mutex_t lock;
 	struct ibv_wc *ring;
@@ -343,6 +344,16 @@ struct fab_cq {
 	_Atomic uint64_t pushes; /* changed under lock; fab_cq_poll reads it without */
 	_Atomic bool direct;	 /* set without the lock, cleared under it (fab_cq_wait_direct) */
 	struct fab_chan *chan;
+	/*
+	 * completions a thread in rpma_cq_wait() took from libfabric itself
+	 * (fab_cq_wait_direct) while the ring was empty, older than anything
+	 * in the ring, handed out first by fab_cq_poll: used only by the CQ's
+	 * completion side (one thread at a time, librpma(7)), so no lock
+	 */
+	struct ibv_wc stash[FAB_CQ_STASH];
+	uint32_t stash_head, stash_n;
+	/* the feeder whose entries may skip the ring (fab_cq_set_direct_src), or NULL */
+	struct fab_source *direct_src;
 	/* the libfabric CQs that feed this one, drained directly by a polling user */
 	pthread_mutex_t feed_lock;
 	struct fab_source **feeders;

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -140,6 +141,18 @@ void fab_cq_fini(struct fab_cq *cq)
 	cq->initialized = false;
 }
 
+/*
+ * fab_cq_set_direct_src -- (under feed_lock) the feeder fab_cq_read_direct may
+ * read: the one feeder of a CQ fed by its own connection only, when it is
+ * the connection's send-side libfabric CQ (fab_drain_tx); NULL otherwise
+ */
+static void fab_cq_set_direct_src(struct fab_cq *cq)
+{
+	cq->direct_src = NULL;
+	if (cq->own_feeders && cq->nfeeders == 1 && cq->feeders[0]->drain == fab_drain_tx)
+		cq->direct_src = cq->feeders[0];
+}
+
 /* fab_cq_add_feeder -- let a polling user drain src when cq is empty */
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 {
@@ -157,6 +170,7 @@ int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 	}
 	cq->feeders[cq->nfeeders++] = src;
 	src->feeds = cq;
+	fab_cq_set_direct_src(cq);
 	pthread_mutex_unlock(&cq->feed_lock);
 	return 0;
 }
@@ -171,6 +185,7 @@ void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src)
 			break;
 		}
 	}
+	fab_cq_set_direct_src(cq);
 	pthread_mutex_unlock(&cq->feed_lock);
 }
 
@@ -854,6 +869,53 @@ static int fab_cq_drive(struct fab_cq *cq, bool drain, struct fid **fids, struct
 }
 
 /*
+ * fab_cq_read_direct -- take completions of an empty CQ whose one feeder is
+ * its connection's send-side libfabric CQ (fab_drain_tx, see
+ * fab_cq_set_direct_src) from fi_cq_read() straight into wc (the caller's
+ * array, or the stash), without the ring's reserve, commit and take.
+ * Order: the feeder's drainers are serialised (src->draining), and
+ * whatever another drainer (the progress thread) put into the ring before
+ * this one took the flag is seen here (filled) and taken first (-1).  How
+ * many completions it gave, or -1: go the usual way (the ring is not empty,
+ * an error entry, or only entries that are not reported)
+ */
+static int fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ibv_wc *wc)
+{
+	struct fab_conn *c = src->arg;
+	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	bool one_cq = c->rxcq == NULL;
+	if (num > FAB_CQ_BATCH)
+		num = FAB_CQ_BATCH;
+	/* a user's drain, as fab_cq_drive counts it (parking) */
+	atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
+	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
+		sched_yield();
+	if (atomic_load(&cq->filled) > 0) {
+		atomic_store_explicit(&src->draining, false, memory_order_release);
+		return -1;
+	}
+	ssize_t n = fi_cq_read(c->txcq, e, (size_t)num);
+	int used = 0;
+	/* no staged atomic writes: an entry is plain unless it is an emulated write with imm */
+	bool nostage = c->stages == NULL;
+	for (ssize_t i = 0; i < n; i++) {
+		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
+		if (one_cq && (e[i].flags & FI_RECV))
+			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
+		else if (nostage && !fab_imm_slot_of(c, e[i].op_context))
+			fab_wc_fill(&wc[used++], &e[i], c->qp_num, NULL);
+		else if (fab_tx_entry(c, &e[i], &wc[used]))
+			used++;
+	}
+	atomic_store_explicit(&src->draining, false, memory_order_release);
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n < 0 && n != -FI_EAVAIL)
+		FAB_LOG_FI(n, "fi_cq_read(tx)");
+	return used > 0 ? used : -1;
+}
+
+/*
  * fab_cq_wait_direct -- rpma_cq_wait() on a CQ whose feeders the waiting
  * thread may drive itself (fab_cq_wait): sleep on their wait fds (and the
  * channel's, which the progress thread notifies when it takes a completion
@@ -881,12 +943,13 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 	int nf = fab_cq_drive(cq, false, fids, pfd, &p);
 	if (nf <= 0 || p == NULL)
 		return 1;
+	struct fab_source *dsrc = cq->direct_src;
 	/*
 	 * the channel's fd, made by the first such wait: the progress thread,
 	 * which may take a completion first, wakes the poll through it
 	 */
-	int efd;
-	if (fab_chan_get_fd(cq->chan, &efd))
+	int efd = atomic_load(&cq->chan->efd);
+	if (efd < 0 && fab_chan_get_fd(cq->chan, &efd))
 		return 1;
 	for (;;) {
 		int ret = fi_trywait(p->fabric, fids, nf);
@@ -899,6 +962,26 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 			if (poll(pfd, (nfds_t)nf + 1, -1) < 0 && errno != EINTR) {
 				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: poll(CQ wait fds)");
 				return 1;
+			}
+		}
+		/*
+		 * into the stash, when it is empty: the waiter's own completions
+		 * notify nobody, a push of another thread notifies as usual
+		 */
+		if (dsrc && cq->stash_n == 0 && atomic_load(&cq->armed)) {
+			int n = fab_cq_read_direct(cq, dsrc, FAB_CQ_STASH, cq->stash);
+			if (n > 0) {
+				cq->stash_head = 0;
+				cq->stash_n = (uint32_t)n;
+				return 0;
+			}
+			if (n == 0) {
+				/* nothing in libfabric: did another thread push? */
+				if (!atomic_load(&cq->armed))
+					return fab_chan_wait(cq->chan, &fired);
+				if (atomic_load(&cq->pushes) != p0)
+					return 0;
+				continue;
 			}
 		}
 		/* a push that still saw direct off notified: seen as pending below */
@@ -950,20 +1033,14 @@ static int fab_cq_take(struct fab_cq *cq, int num, struct ibv_wc *wc, uint64_t *
 	return n;
 }
 
-/* fab_cq_poll -- take completions; an empty CQ drains its libfabric CQs first */
-int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
+/*
+ * fab_cq_poll_drive -- the poll of an empty CQ that drains its feeders into
+ * the ring (p0: the CQ's pushes before); out of line, so that the direct
+ * path of fab_cq_poll does not pay for its frame
+ */
+static __attribute__((noinline)) int fab_cq_poll_drive(struct fab_cq *cq, int num_entries,
+						       struct ibv_wc *wc, uint64_t p0)
 {
-	struct fab_cq *cq = fab_cq(rcq);
-	/*
-	 * an empty ring is seen without the lock: pushes first, then filled
-	 * (stored the other way round), so a push missed here changes pushes
-	 */
-	uint64_t p0 = atomic_load(&cq->pushes);
-	if (atomic_load(&cq->filled) > 0) {
-		int n = fab_cq_take(cq, num_entries, wc, &p0);
-		if (n > 0)
-			return n;
-	}
 	/* release (user_drains): whoever sees this drain also sees the user's earlier re-arm */
 	if (cq->own_feeders) {
 		(void)fab_cq_drive(cq, true, NULL, NULL, NULL);
@@ -976,4 +1053,42 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 	if (atomic_load_explicit(&cq->pushes, memory_order_relaxed) == p0)
 		return 0;
 	return fab_cq_take(cq, num_entries, wc, &p0);
+}
+
+/* fab_cq_poll -- take completions; an empty CQ drains its libfabric CQs first */
+int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
+{
+	struct fab_cq *cq = fab_cq(rcq);
+	/* what the last wait took from libfabric comes first (fab_cq_wait_direct) */
+	if (cq->stash_n > 0) {
+		int n = 0;
+		while (n < num_entries && cq->stash_n > 0) {
+			wc[n++] = cq->stash[cq->stash_head++];
+			cq->stash_n--;
+		}
+		return n;
+	}
+	/*
+	 * an empty ring is seen without the lock: pushes first, then filled
+	 * (stored the other way round), so a push missed here changes pushes
+	 */
+	uint64_t p0 = atomic_load(&cq->pushes);
+	if (atomic_load(&cq->filled) > 0) {
+		int n = fab_cq_take(cq, num_entries, wc, &p0);
+		if (n > 0)
+			return n;
+	}
+	struct fab_source *dsrc = cq->direct_src;
+	if (dsrc) {
+		int n = fab_cq_read_direct(cq, dsrc, num_entries, wc);
+		if (n >= 0)
+			return n;
+		p0 = atomic_load(&cq->pushes);
+		if (atomic_load(&cq->filled) > 0) {
+			n = fab_cq_take(cq, num_entries, wc, &p0);
+			if (n > 0)
+				return n;
+		}
+	}
+	return fab_cq_poll_drive(cq, num_entries, wc, p0);
 }

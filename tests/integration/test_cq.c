@@ -84,6 +84,74 @@ PROVIDER_TEST(cq, fd_wait_and_batches)
 	itest_dpair_close(&d);
 }
 
+/*
+ * rpma_cq_wait without the CQ's fd (the waiter drives libfabric itself and
+ * keeps what woke it for the next rpma_cq_get_wc) and polls of an empty CQ
+ * (straight from libfabric into the caller's array): rounds of 1 to 24
+ * reads and writes, taken 1, 3 or 32 at a time, arrive all, once and in the
+ * order they were posted, also where a round is larger than what one wait
+ * keeps (8)
+ */
+PROVIDER_TEST(cq, wait_direct_order)
+{
+	struct rpma_conn_cfg *ccfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&ccfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_sq_size(ccfg, 32), 0);
+	cr_assert_eq(rpma_conn_cfg_set_cq_size(ccfg, 32), 0);
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, ccfg, NULL, NULL);
+	cr_assert_eq(rpma_conn_cfg_delete(&ccfg), 0);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	static const int takes[] = {1, 3, 32};
+	uint64_t posted = 0, seen = 0;
+	int waits = 0;
+	for (int round = 0; round < 48; round++) {
+		int k = 1 + round % 24;
+		for (int i = 0; i < k; i++) {
+			uint64_t id = ++posted;
+			if (id % 2)
+				cr_assert_eq(rpma_write(d.p.cconn, d.rmr, 0, d.creg.mr, 0, 64,
+							RPMA_F_COMPLETION_ALWAYS,
+							(void *)(uintptr_t)id),
+					     0);
+			else
+				cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, 0, 64,
+						       RPMA_F_COMPLETION_ALWAYS,
+						       (void *)(uintptr_t)id),
+					     0);
+		}
+		int take = takes[round % 3];
+		while (seen < posted) {
+			struct ibv_wc wc[32];
+			int got = 0;
+			int ret = rpma_cq_get_wc(cq, take, wc, &got);
+			if (ret == RPMA_E_NO_COMPLETION) {
+				cr_assert_eq(rpma_cq_wait(cq), 0);
+				waits++;
+				continue;
+			}
+			cr_assert_eq(ret, 0);
+			cr_assert(got >= 1 && got <= take);
+			for (int i = 0; i < got; i++) {
+				uint64_t id = ++seen;
+				cr_assert_eq(wc[i].wr_id, id,
+					     "completion %d of a take: wr_id %llu, %llu expected",
+					     i, (unsigned long long)wc[i].wr_id,
+					     (unsigned long long)id);
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+				cr_assert_eq(wc[i].opcode,
+					     (id % 2) ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ);
+			}
+		}
+		struct ibv_wc wc;
+		cr_assert_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), RPMA_E_NO_COMPLETION);
+	}
+	cr_assert_eq(seen, posted);
+	cr_log_info("%llu completions, %d waits", (unsigned long long)seen, waits);
+	itest_dpair_close(&d);
+}
+
 /* post_rcq_recv -- a receive for the separate receive CQ */
 static void post_rcq_recv(struct rpma_conn_req *req, void *arg)
 {
