@@ -165,7 +165,6 @@ struct fab_round {
 	struct fab_source **tws;    /* the ones fi_trywait() checks ... */
 	struct fid **fids;	    /* ... and their fids */
 	size_t cap;		    /* entries of each of these arrays */
-	size_t n;		    /* registered sources */
 	size_t nalways, nparked, ndue, ntw;
 	struct epoll_event ev[FAB_ROUND_EVENTS];
 	int nev;      /* events of the last wait */
@@ -231,7 +230,6 @@ static int fab_progress_rebuild(struct fab_progress *pr, struct fab_round *r)
 		n++;
 	if (!fab_round_grow(r, n))
 		return -1;
-	r->n = n;
 	r->nalways = r->nparked = 0;
 	for (struct fab_source *s = pr->sources; s; s = s->next) {
 		s->due = false;

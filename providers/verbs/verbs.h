@@ -86,16 +86,18 @@ struct vrb_cq {
 	struct ibv_comp_channel *channel; /* own, or the connection's shared one */
 	bool shared;			  /* channel belongs to the connection */
 	int nstash;			  /* completions in stash, reported before the CQ's */
-	bool track;			  /* counts signalled requests (outstanding) */
 	struct ibv_cq *cq;
 	/*
 	 * signalled work requests posted on the connection whose main CQ this
-	 * is and not yet taken from it (only with track: a shared channel and
-	 * a receive CQ); __atomic: the posting and the completion side may be
-	 * two threads
+	 * is and not yet taken from it (kept only while stash is not NULL);
+	 * __atomic: the posting and the completion side may be two threads
 	 */
 	unsigned long outstanding;
-	/* VRB_STASH_MAX entries, only for a shared channel's main CQ (else NULL) */
+	/*
+	 * VRB_STASH_MAX entries, only for the main CQ of a connection whose CQ
+	 * and receive CQ share a channel (else NULL); such a CQ also counts
+	 * outstanding
+	 */
 	struct ibv_wc *stash;
 };
 

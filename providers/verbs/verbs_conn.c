@@ -118,15 +118,6 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 		vc->track_cq = NULL;
 		goto err_channel;
 	}
-	if (vc->shared_channel) {
-		/* what rpma_conn_wait() takes from the main CQ ahead of the receive CQ */
-		vc->cq->stash = calloc(VRB_STASH_MAX, sizeof(*vc->cq->stash));
-		if (vc->cq->stash == NULL) {
-			VRB_LOG_ERROR("out of memory for the completion stash");
-			ret = RPMA_E_NOMEM;
-			goto err_cq;
-		}
-	}
 	if (setup->rcq) {
 		vc->rcq = vrb_cq(setup->rcq);
 		ret = vrb_cq_init(vc->rcq, vp->ctx, setup->rcq_size, vc->shared_channel);
@@ -134,9 +125,17 @@ int vrb_transport_new(struct vrb_peer *vp, struct vrb_conn *vc, struct rdma_cm_i
 			vc->rcq = NULL;
 			goto err_cq;
 		}
-		/* one channel for both CQs: vrb_conn_wait needs the count */
+		/*
+		 * one channel for both CQs: what rpma_conn_wait() takes from the
+		 * main CQ ahead of the receive CQ, and the count it waits on
+		 */
 		if (vc->shared_channel) {
-			vc->cq->track = true;
+			vc->cq->stash = calloc(VRB_STASH_MAX, sizeof(*vc->cq->stash));
+			if (vc->cq->stash == NULL) {
+				VRB_LOG_ERROR("out of memory for the completion stash");
+				ret = RPMA_E_NOMEM;
+				goto err_rcq;
+			}
 			vc->track_cq = vc->cq;
 		}
 	}

@@ -38,7 +38,6 @@ int vrb_cq_init(struct vrb_cq *cq, struct ibv_context *ctx, uint32_t size,
 	}
 	cq->nstash = 0;
 	cq->stash = NULL;
-	cq->track = false;
 	cq->outstanding = 0;
 
 	errno = 0;
@@ -179,7 +178,7 @@ static inline void vrb_wc_api_opcodes(struct ibv_wc *wc, int n)
 static int vrb_cq_take(struct vrb_cq *vc, int num_entries, struct ibv_wc *wc)
 {
 	int n = ibv_poll_cq(vc->cq, num_entries, wc);
-	if (n > 0 && vc->track) {
+	if (n > 0 && vc->stash) {
 		unsigned long o = __atomic_load_n(&vc->outstanding, __ATOMIC_RELAXED);
 		unsigned long want;
 		do {
@@ -221,7 +220,7 @@ static __attribute__((noinline)) int vrb_cq_poll_stash(struct vrb_cq *vc, int nu
 int vrb_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct vrb_cq *vc = vrb_cq(cq);
-	if (vc->nstash > 0 || vc->track)
+	if (vc->stash)
 		return vrb_cq_poll_stash(vc, num_entries, wc);
 	int n = ibv_poll_cq(vc->cq, num_entries, wc);
 	if (n < 0) {
@@ -279,7 +278,7 @@ static bool vrb_main_cq_first(struct vrb_conn *vc)
 static bool vrb_main_cq_first_wait(struct vrb_conn *vc)
 {
 	struct vrb_cq *m = vc->cq;
-	if (!m->track || m->nstash > 0 || __atomic_load_n(&m->outstanding, __ATOMIC_RELAXED) == 0)
+	if (m->nstash > 0 || __atomic_load_n(&m->outstanding, __ATOMIC_RELAXED) == 0)
 		return false;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
