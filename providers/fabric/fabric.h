@@ -186,6 +186,12 @@ struct fab_ceq {
 	struct fab_source src;
 	struct fab_conn *conns; /* the connections bound to eq (fab_conn.ceq_next) */
 	_Atomic bool nearly;	/* a connection may hold an early end (fab_conn_early) */
+	/*
+	 * fi_accept() calls that returned: a drain that began after a
+	 * connection's number (fab_conn.accepted) read the EQ after its
+	 * FI_CONNECTED was queued
+	 */
+	_Atomic uint64_t accepts;
 };
 
 /* the entries of a peer's connections' EQ (a connection has at most a few at once) */
@@ -446,11 +452,12 @@ struct fab_conn {
 	/* fi_shutdown() was called, or must not be (fab_conn_fi_shutdown) */
 	_Atomic bool shut;
 	/*
-	 * incoming: fi_accept() returned; early: an FI_SHUTDOWN (1) or an EQ
-	 * error (2, early_err) read before FI_CONNECTED, held back until it
-	 * (fab_drain_conn_eq)
+	 * incoming: accepted is the number fab_ceq.accepts gave the connection
+	 * once fi_accept() had returned (0: not yet); early: an FI_SHUTDOWN (1)
+	 * or an EQ error (2, early_err) read before FI_CONNECTED, held back
+	 * until it (fab_conn_early)
 	 */
-	_Atomic bool accepted;
+	_Atomic uint64_t accepted;
 	int early;
 	struct fi_eq_err_entry early_err;
 	uint32_t qp_num;

@@ -265,13 +265,14 @@ static struct fab_conn *fab_ceq_find(struct fab_ceq *q, const struct fid *fid)
 
 /*
  * fab_ceq_settle -- at the end of a drain (the EQ is empty): report the ends
- * held back before FI_CONNECTED of the connections whose fi_accept() has
- * returned (fab_conn_early), and fire the connect timeouts that passed.
+ * held back before FI_CONNECTED of the connections whose fi_accept() had
+ * returned when the drain began (seen: fab_ceq.accepts then;
+ * fab_conn_early), and fire the connect timeouts that passed.
  * The connections found are handled out of the lock (they stay while the
  * drain runs: fab_ceq_leave); more than FAB_CEQ_BATCH at once are left for
  * the next drain, which comes at once.
  */
-static void fab_ceq_settle(struct fab_ceq *q)
+static void fab_ceq_settle(struct fab_ceq *q, uint64_t seen)
 {
 	uint64_t now = fab_now_ns(), next = 0;
 	struct fab_conn *early[FAB_CEQ_BATCH], *expired[FAB_CEQ_BATCH];
@@ -282,14 +283,21 @@ static void fab_ceq_settle(struct fab_ceq *q)
 	bool timeouts = dl != 0 && dl <= now;
 	if (atomic_exchange(&q->nearly, false) || timeouts) {
 		for (struct fab_conn *c = q->conns; c; c = c->ceq_next) {
-			if (c->early && atomic_load(&c->accepted)) {
+			/*
+			 * only a drain that began after fi_accept() returned has
+			 * read the EQ past that connection's FI_CONNECTED: one
+			 * that began before may have found the EQ empty just
+			 * before fi_accept() queued it
+			 */
+			uint64_t acc = atomic_load(&c->accepted);
+			if (c->early && acc != 0 && acc <= seen) {
 				if (nearly < FAB_CEQ_BATCH)
 					early[nearly++] = c;
 				else
 					more = true;
-			}
-			if (c->early && !atomic_load(&c->accepted))
+			} else if (c->early) {
 				atomic_store(&q->nearly, true); /* look again after fi_accept() */
+			}
 			if (c->deadline_ns == 0)
 				continue;
 			if (atomic_load(&c->state) != FAB_CONN_CONNECTING) {
@@ -351,6 +359,7 @@ static void fab_drain_ceq(struct fab_source *src)
 		struct fi_eq_cm_entry cm;
 		char raw[FAB_EQ_ENTRY_SIZE];
 	} buf;
+	uint64_t seen = atomic_load(&q->accepts);
 	for (;;) {
 		uint32_t event = 0;
 		ssize_t n = fi_eq_read(q->eq, &event, &buf, sizeof(buf), 0);
@@ -391,7 +400,7 @@ static void fab_drain_ceq(struct fab_source *src)
 		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
 		fab_ceq_dispatch(c, event, buf.cm.data, len);
 	}
-	fab_ceq_settle(q);
+	fab_ceq_settle(q, seen);
 }
 
 /* fab_ceq_expire -- a connect timeout passed: the drain fires it (fab_ceq_settle) */
@@ -867,8 +876,12 @@ int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 			fab_conn_teardown(c, true);
 			return RPMA_E_PROVIDER;
 		}
-		/* an end held back while fi_accept() ran is settled now (fab_conn_early) */
-		atomic_store(&c->accepted, true);
+		/*
+		 * an end held back while fi_accept() ran is settled by the
+		 * drain below, or by any other that begins from now on
+		 * (fab_conn_early, fab_ceq_settle)
+		 */
+		atomic_store(&c->accepted, atomic_fetch_add(&c->peer->ceq.accepts, 1) + 1);
 		fab_source_drain(&c->peer->ceq.src);
 		return 0;
 	}
