@@ -222,8 +222,14 @@ static void fab_conn_shutdown(struct fab_conn *c)
  */
 static bool fab_conn_early(struct fab_conn *c, const struct fi_eq_err_entry *err)
 {
-	if (!c->incoming || atomic_load(&c->state) != FAB_CONN_CONNECTING || c->early)
+	if (!c->incoming || atomic_load(&c->state) != FAB_CONN_CONNECTING)
 		return false;
+	if (c->early) {
+		/* the end already held stands: a second one must not overtake it */
+		FAB_LOG_INFO("qp %u: %s after an end held back: dropped", c->qp_num,
+			     err ? "an EQ error" : "FI_SHUTDOWN");
+		return true;
+	}
 	c->early = err ? 2 : 1;
 	atomic_store(&c->peer->ceq.nearly, true);
 	if (err) {
