@@ -4,7 +4,8 @@
 #
 # Usage: tests/rxe/trixie-build.sh DIR
 # Copies the source files into DIR/src (git's list in a git work tree, else
-# everything but build*/) and builds out of tree in DIR/build inside the
+# everything but build*/; with fresh times, so that a DIR/build kept from an
+# earlier run rebuilds what changed) and builds out of tree in DIR/build inside the
 # trixie root (tests/trixie/enter.sh mounts DIR at /work/rpma): autoreconf,
 # configure, make, and every test program (make check TESTS=).  The binaries
 # link trixie's rdma-core 56, so they run in the trixie guest:
@@ -21,9 +22,9 @@ rm -rf "$dir/src" && mkdir -p "$dir/src" || exit 1
 if git -C "$src" rev-parse --show-toplevel >/dev/null 2>&1; then
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard | xargs -0 -r sh -c '
 		for f do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf -) | tar -xf - -C "$dir/src"
+		tar --null -T - -cf -) | tar -xmf - -C "$dir/src"
 else
-	(cd "$src" && tar --exclude='./build*' --exclude=autom4te.cache -cf - .) | tar -xf - -C "$dir/src"
+	(cd "$src" && tar --exclude='./build*' --exclude=autom4te.cache -cf - .) | tar -xmf - -C "$dir/src"
 fi
 [ -f "$dir/src/configure.ac" ] || {
 	echo "trixie-build: copying the source into $dir/src failed"
