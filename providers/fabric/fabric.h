@@ -128,11 +128,11 @@ struct fab_source {
 	 */
 	struct fab_source *before;
 	/*
-	 * The progress thread's own bookkeeping (fabric_progress.c): the fd's
-	 * interest in the peer's epoll set (EPOLLIN, or none while parked),
-	 * whether the fd could be added there at all (false: drained every
-	 * round), a first drain owed to a new source, and whether the source
-	 * is in this round's list
+	 * The progress thread's own bookkeeping (fabric_progress.c): whether
+	 * the fd is in the peer's epoll set now (EPOLLIN; out of it while
+	 * parked), whether it could be added there at all (false: drained
+	 * every round; changed under the progress lock), a first drain owed to
+	 * a new source, and whether the source is in this round's list
 	 */
 	bool watched;
 	bool in_epoll;
