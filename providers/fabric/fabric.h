@@ -297,6 +297,7 @@ struct fab_mr {
 	struct fid_mr *mr;
 	void *desc;
 	uint64_t key;
+	char *ptr; /* the region's start (rpma_mr_local_ptr, without the call into the core) */
 };
 
 /*
@@ -577,7 +578,7 @@ static inline void *fab_mr_desc(const struct rpma_mr_local *m)
 /* the local address of offset within a region */
 static inline void *fab_mr_addr(const struct rpma_mr_local *m, size_t offset)
 {
-	return m ? (char *)rpma_mr_local_ptr(m) + offset : NULL;
+	return m ? fab_mr(m)->ptr + offset : NULL;
 }
 
 /* ----- fabric_provider.c */
