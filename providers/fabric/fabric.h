@@ -128,11 +128,11 @@ struct fab_source {
 	 */
 	struct fab_source *before;
 	/*
-	 * The progress thread's own bookkeeping (fabric_progress.c): the fd's
-	 * interest in the peer's epoll set (EPOLLIN, or none while parked),
-	 * whether the fd could be added there at all (false: drained every
-	 * round), a first drain owed to a new source, and whether the source
-	 * is in this round's list
+	 * The progress thread's own bookkeeping (fabric_progress.c): whether
+	 * the fd is in the peer's epoll set now (EPOLLIN; out of it while
+	 * parked), whether it could be added there at all (false: drained
+	 * every round; changed under the progress lock), a first drain owed to
+	 * a new source, and whether the source is in this round's list
 	 */
 	bool watched;
 	bool in_epoll;
@@ -297,6 +297,7 @@ struct fab_mr {
 	struct fid_mr *mr;
 	void *desc;
 	uint64_t key;
+	char *ptr; /* the region's start (rpma_mr_local_ptr, without the call into the core) */
 };
 
 /*
@@ -577,7 +578,7 @@ static inline void *fab_mr_desc(const struct rpma_mr_local *m)
 /* the local address of offset within a region */
 static inline void *fab_mr_addr(const struct rpma_mr_local *m, size_t offset)
 {
-	return m ? (char *)rpma_mr_local_ptr(m) + offset : NULL;
+	return m ? fab_mr(m)->ptr + offset : NULL;
 }
 
 /* ----- fabric_provider.c */

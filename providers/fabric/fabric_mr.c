@@ -40,6 +40,7 @@ int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size
 			       &m->key);
 	if (ret)
 		return ret;
+	m->ptr = ptr;
 	*raddr = p->va_addressing ? (uint64_t)(uintptr_t)ptr : 0;
 	*rkey = m->key;
 	return 0;

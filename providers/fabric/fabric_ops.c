@@ -114,9 +114,10 @@ static int fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, i
 	return 0;
 }
 
-/* fab_do_read -- post an RMA read (len 0: no data, ordering only) */
-static int fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey,
-		       size_t len, uint64_t fflags, const void *op_context)
+/* fab_do_read -- post an RMA read (len 0: no data, ordering only); inlined: no call per post */
+static inline __attribute__((always_inline)) int
+fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
+	    uint64_t fflags, const void *op_context)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
@@ -140,9 +141,10 @@ int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst
 			   fab_comp(flags), op_context);
 }
 
-/* fab_do_write -- post an RMA write with the given flags */
-static int fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey,
-			size_t len, uint64_t fflags, uint64_t data, const void *op_context)
+/* fab_do_write -- post an RMA write with the given flags; inlined: no call per post */
+static inline __attribute__((always_inline)) int
+fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
+	     uint64_t fflags, uint64_t data, const void *op_context)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};

@@ -110,8 +110,11 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src)
 		}
 	}
 	src->registered = false;
-	/* out of the set while its fd is surely open; the thread may still MOD it: ENOENT */
-	if (src->in_epoll && epoll_ctl(pr->epfd, EPOLL_CTL_DEL, src->fd, NULL))
+	/*
+	 * out of the set while its fd is surely open (ENOENT: parked, out of
+	 * it already); the thread adds it again only while registered
+	 */
+	if (src->in_epoll && epoll_ctl(pr->epfd, EPOLL_CTL_DEL, src->fd, NULL) && errno != ENOENT)
 		FAB_LOG_DEBUG("epoll_ctl(DEL, fd %d): %s", src->fd, strerror(errno));
 	uint64_t gen = ++pr->gen;
 	pthread_mutex_unlock(&pr->lock);
@@ -304,15 +307,42 @@ static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 	return 0;
 }
 
-/* fab_source_watch -- the thread waits on src's fd (EPOLLIN) or not (parked) */
-static void fab_source_watch(struct fab_progress *pr, struct fab_source *src, bool on)
+/*
+ * fab_source_watch -- the thread waits on src's fd (in the epoll set) or not
+ * (parked: out of the set).  A parked fd leaves the set rather than staying
+ * there without interest: libfabric's CQ wait fd is itself an epoll set, and
+ * while it sat in ours, even without interest, libfabric's tcp progress
+ * inside fi_cq_read() reset the CQ's signal (a read) and set it again (a
+ * write) on every completion instead of every other one (issue 20: 7.0
+ * system calls per write against 6.0).  The fd comes back only while src is
+ * registered (under the lock that fab_source_remove takes it away with: no
+ * removed source is added again); where that fails, the thread drains src
+ * every round (r->started: the arrays are made anew).
+ */
+static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struct fab_source *src,
+			     bool on)
 {
 	if (!src->in_epoll || src->watched == on)
 		return;
-	struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = src};
-	if (epoll_ctl(pr->epfd, EPOLL_CTL_MOD, src->fd, &ev))
-		FAB_LOG_DEBUG("epoll_ctl(MOD, fd %d): %s", src->fd, strerror(errno));
-	src->watched = on;
+	if (!on) {
+		if (epoll_ctl(pr->epfd, EPOLL_CTL_DEL, src->fd, NULL) && errno != ENOENT)
+			FAB_LOG_DEBUG("epoll_ctl(DEL, fd %d): %s", src->fd, strerror(errno));
+		src->watched = false;
+		return;
+	}
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
+	pthread_mutex_lock(&pr->lock);
+	if (src->registered) {
+		if (epoll_ctl(pr->epfd, EPOLL_CTL_ADD, src->fd, &ev) == 0) {
+			src->watched = true;
+		} else {
+			FAB_LOG_DEBUG("epoll_ctl(ADD, fd %d): %s: drained every round", src->fd,
+				      strerror(errno));
+			src->in_epoll = false;
+			r->started = false;
+		}
+	}
+	pthread_mutex_unlock(&pr->lock);
 }
 
 /*
@@ -352,11 +382,11 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		if (fab_source_park(s, &b)) {
 			r->anyparked = true;
 			r->briefly |= b;
-			fab_source_watch(pr, s, false);
+			fab_source_watch(pr, r, s, false);
 			if (s->in_epoll && s->feeds != NULL)
 				r->parked[r->nparked++] = s;
 		} else {
-			fab_source_watch(pr, s, true);
+			fab_source_watch(pr, r, s, true);
 			if (s->fd >= 0) {
 				r->tws[r->ntw] = s;
 				r->fids[r->ntw++] = s->fid;
