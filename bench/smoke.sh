@@ -95,6 +95,16 @@ if [[ -x $b/rpma-scale ]]; then
 			fail=1
 		fi
 	done
+	# the series plots (bench/plot-scale.sh), where gnuplot is installed
+	if command -v gnuplot >/dev/null; then
+		if bash "$(dirname "$0")/plot-scale.sh" -o "$out/scale.svg" "$out/scale.csv" >/dev/null &&
+			grep -q '<svg' "$out/scale.svg"; then
+			echo "plot-scale: ok"
+		else
+			echo "FAIL: bench/plot-scale.sh made no plot of the series"
+			fail=1
+		fi
+	fi
 	# the release check must be able to fail: one connection left open
 	echo "== rpma-scale both -c 2 --keep-one (must report FAIL)"
 	if timeout -k 5 60 "$b/rpma-scale" both -p $((base_port + 4)) -c 2 -d 0.1 -k 0 -S 1 --keep-one \
