@@ -147,6 +147,12 @@ struct fab_source {
  */
 #define FAB_PARK_MS	1
 #define FAB_PARK_MAX_MS 8
+/*
+ * the longest a sleeper of the provider (the progress thread, a thread in
+ * rpma_cq_wait() driving its CQ itself) sleeps without looking at its
+ * sources: a wakeup lost somewhere costs at most this, never a hang
+ */
+#define FAB_SAFETY_NET_MS 1000
 
 /* the name of the progress thread (/proc/PID/task/TID/comm, rpma_fabric(7)) */
 #define FAB_PROGRESS_NAME "rpma-progress"

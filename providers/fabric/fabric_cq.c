@@ -961,7 +961,8 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 			pfd[nf].fd = efd;
 			pfd[nf].events = POLLIN;
 			pfd[nf].revents = 0;
-			if (poll(pfd, (nfds_t)nf + 1, -1) < 0 && errno != EINTR) {
+			/* a timeout is one more spurious wakeup: look, then sleep again */
+			if (poll(pfd, (nfds_t)nf + 1, FAB_SAFETY_NET_MS) < 0 && errno != EINTR) {
 				RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: poll(CQ wait fds)");
 				return 1;
 			}

@@ -175,6 +175,7 @@ struct fab_round {
 	bool started; /* gen is valid */
 	bool retry;   /* fi_trywait() answered -FI_EAGAIN: drain tws again */
 	bool all;     /* fi_trywait() fails: drain every source every round */
+	bool sweep;   /* the safety-net timeout passed with no event: drain every source once */
 	/* what draining found (fab_progress_drain) */
 	int timeout;	/* ms until the nearest deadline (1000 at most: a safety net) */
 	bool nofd;	/* a source without a wait fd: it must be polled */
@@ -298,9 +299,10 @@ static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 		fab_round_due(r, r->always[i]);
 	for (size_t i = 0; i < r->nparked; i++)
 		fab_round_due(r, r->parked[i]);
-	if (r->all)
+	if (r->all || r->sweep)
 		for (struct fab_source *s = pr->sources; s; s = s->next)
 			fab_round_due(r, s);
+	r->sweep = false;
 	pr->seen_gen = pr->gen;
 	pthread_cond_broadcast(&pr->cond);
 	pthread_mutex_unlock(&pr->lock);
@@ -353,7 +355,7 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
  */
 static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 {
-	r->timeout = 1000; /* a safety net; every change kicks the thread */
+	r->timeout = FAB_SAFETY_NET_MS; /* every change kicks the thread */
 	r->nofd = r->anyparked = r->briefly = false;
 	r->nparked = r->ntw = 0;
 	uint64_t now = fab_now_ns();
@@ -455,6 +457,14 @@ static void fab_progress_wait(struct fab_progress *pr, struct fab_round *r)
 			RPMA_LOG_ERROR_WITH_ERRNO(errno, "fabric: epoll_wait");
 		n = 0;
 	}
+	/*
+	 * a whole safety-net interval without an event: the next round drains
+	 * every source, not only those whose fd fired, so that a wakeup lost
+	 * anywhere (a passive target's request waiting in a CQ nobody drains)
+	 * costs at most that interval, not the connection
+	 */
+	if (n == 0 && r->timeout >= FAB_SAFETY_NET_MS)
+		r->sweep = true;
 	r->nev = n;
 	for (int i = 0; i < n; i++) {
 		if (r->ev[i].data.ptr == NULL) {
