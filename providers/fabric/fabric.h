@@ -22,7 +22,9 @@
  *   main CQ (a receive CQ, an SRQ) or the provider is libfabric's verbs, an
  *   RX CQ (libfabric); otherwise one libfabric CQ takes both directions.
  *   Their entries are routed into the software CQs chosen by the core (main
- *   CQ, receive CQ, the SRQ's receive CQ).  A user polling a software CQ
+ *   CQ, receive CQ, the SRQ's receive CQ).  Beyond a peer's first few
+ *   connections, one whose receives go to its main CQ shares that one
+ *   libfabric CQ with others (struct fab_cqg, CQ groups).  A user polling a software CQ
  *   that is empty drains its feeding libfabric CQs directly, so busy polling
  *   does not wait for the progress thread; rpma_cq_wait() on a connection's
  *   own CQ whose fd was never handed out sleeps on the feeding CQs' wait
@@ -118,7 +120,8 @@ struct fab_source {
 	 */
 	_Atomic uint32_t user_drains;
 	uint32_t seen_drains; /* the thread's last look at user_drains */
-	struct fab_cq *feeds; /* the CQ this source feeds, NULL: none (an EQ) */
+	struct fab_cq *feeds; /* the CQ this source feeds, NULL: none (an EQ, a CQ group) */
+	bool shared;	      /* feeds several CQs (a CQ group): never parks, feeds stays NULL */
 	_Atomic bool parked;  /* the thread does not wait on the fd */
 	_Atomic bool unpark;  /* a user is about to sleep: wait on the fd again */
 	/*
@@ -243,6 +246,14 @@ struct fab_peer {
 	_Atomic uint64_t access_errors; /* our operations the remote side refused */
 	struct fab_progress prog;
 	struct fab_ceq ceq; /* the connections' EQ (eq NULL until the first connection) */
+	/*
+	 * CQ groups (fabric_cqg.c): connections beyond the first own_cq_limit
+	 * with their own libfabric CQ share one with others
+	 */
+	pthread_mutex_t cqg_lock;
+	struct fab_cqg *cqgs;	       /* the groups, each with room or not */
+	_Atomic uint32_t own_cq_conns; /* connections with a libfabric CQ of their own */
+	uint32_t own_cq_limit;	       /* RPMA_FABRIC_OWN_CQS */
 };
 
 /* ----- software event queue (connection events, connection requests) */
@@ -409,6 +420,55 @@ struct fab_stage_slot {
 	_Atomic bool taken; /* a write reads the slot's bytes */
 };
 
+/*
+ * ----- CQ groups.  libfabric 1.17's tcp gives every CQ a pool of 1024
+ * transfer entries (~450 KiB), taken at its first transfer, and a wait
+ * object of 3 descriptors; a server with many busy connections pays that
+ * per connection.  So only a peer's first own_cq_limit connections
+ * (RPMA_FABRIC_OWN_CQS, default FAB_OWN_CQS) get a libfabric CQ of their
+ * own; later ones whose sends and receives complete into their main CQ (no
+ * receive CQ, no SRQ, no shared completion channel, not libfabric's verbs)
+ * bind their endpoint to a CQ shared by up to FAB_CQG_MAX connections.
+ * Every operation of such a connection is posted with a record of its own
+ * (struct fab_op) as libfabric's context, asks for a completion (the
+ * record goes back to its connection when it arrives) and reserves an
+ * entry of the software CQ its completion goes to; the group's drain
+ * routes each entry through its record to that connection's software CQ,
+ * and drops the successes nobody asked for.  Completions of one
+ * connection keep libfabric's order (causal, as with a CQ of its own).
+ * A connection that leaves drains the group after closing its endpoint;
+ * records still out then (a provider that would complete them later) are
+ * marked dead and kept with the group until it closes.
+ */
+#define FAB_OWN_CQS  16	  /* default of RPMA_FABRIC_OWN_CQS */
+#define FAB_CQG_MAX  16	  /* connections per shared libfabric CQ */
+#define FAB_CQG_SIZE 1024 /* entries of a shared libfabric CQ (libfabric queues more) */
+
+struct fab_op {
+	struct fab_conn *conn; /* NULL: the connection left (the entry is dropped) */
+	void *ctx;	       /* the context the operation would have had */
+	struct fab_cq *to;     /* where its completion goes (an entry is reserved there) */
+	bool report;	       /* the user asked for the completion of a success */
+	_Atomic bool busy;     /* posted, its completion not yet taken */
+	struct fab_op *next;   /* the connection's free records */
+};
+
+/* a connection's records: kept by its group when some are still out as it leaves */
+struct fab_opset {
+	struct fab_opset *next;
+	uint32_t n;
+	struct fab_op op[];
+};
+
+struct fab_cqg {
+	struct fab_peer *peer;
+	struct fid_cq *cq;
+	struct fab_source src; /* drained by fab_drain_group; shared */
+	uint32_t members;      /* under the peer's cqg_lock */
+	struct fab_opset *graves;
+	struct fab_cqg *next;
+};
+
 /* connection states */
 enum fab_conn_state {
 	FAB_CONN_NEW,
@@ -427,6 +487,11 @@ struct fab_conn {
 	struct fid_ep *ep;
 	struct fid_cq *txcq, *rxcq;
 	struct fab_source tx_src, rx_src;
+	/* a grouped connection (txcq NULL): its group and its operation records */
+	struct fab_cqg *grp;
+	struct fab_opset *ops;
+	_Atomic(struct fab_op *) op_free;
+	bool own_counted; /* counted in the peer's own_cq_conns */
 	/* the peer's connections' EQ: linked in its list (from build to teardown) */
 	bool in_ceq;
 	struct fab_conn *ceq_prev, *ceq_next;
@@ -641,6 +706,7 @@ bool fab_wc_rx_kind(const struct fab_peer *p, struct ibv_wc *wc, uint64_t flags,
 		    size_t len);
 void fab_drain_tx(struct fab_source *src);
 void fab_drain_rx(struct fab_source *src);
+void fab_drain_group(struct fab_source *src);
 int fab_cq_get_fd(const struct rpma_cq *cq, int *fd);
 int fab_cq_wait(struct rpma_cq *cq);
 int fab_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc);
@@ -648,6 +714,22 @@ int fab_chan_wait(struct fab_chan *chan, struct fab_cq **cq);
 void fab_cq_unpark(struct fab_cq *cq);
 void fab_cq_export_fd(struct fab_cq *cq);
 bool fab_source_may_park(const struct fab_source *src, bool *briefly);
+
+/* ----- fabric_cqg.c: CQ groups */
+void fab_cqg_peer_init(struct fab_peer *p);
+void fab_cqg_peer_fini(struct fab_peer *p);
+bool fab_cqg_wanted(struct fab_peer *p);
+int fab_cqg_join(struct fab_conn *c, uint32_t nops);
+void fab_cqg_leave(struct fab_conn *c);
+int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff);
+void fab_op_push(struct fab_conn *c, struct fab_op *op);
+void fab_op_cancel(struct fab_conn *c, void *ctx);
+
+/* fab_conn_txs -- the source that completes the connection's sends (its own or its group's) */
+static inline struct fab_source *fab_conn_txs(struct fab_conn *c)
+{
+	return c->grp ? &c->grp->src : &c->tx_src;
+}
 
 /* ----- fabric_mr.c */
 int fab_mr_reg(struct rpma_peer *peer, struct rpma_mr_local *mr, void *ptr, size_t size, int usage,
@@ -668,6 +750,7 @@ int fab_eq_open(struct fab_peer *peer, size_t size, struct fid_eq **eq);
 /* ----- fabric_conn.c */
 int fab_conn_getinfo(struct fab_peer *peer, const char *addr, const char *port,
 		     struct fi_info **info);
+int fab_cq_open(struct fab_peer *p, size_t size, struct fid_cq **cq);
 int fab_conn_build(struct fab_peer *peer, struct fab_conn *c, struct fi_info *info, bool incoming,
 		   const struct rpma_conn_setup *setup);
 int fab_conn_req_new(struct rpma_peer *peer, struct rpma_conn_req *req, const char *addr,

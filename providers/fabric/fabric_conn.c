@@ -197,7 +197,7 @@ static void fab_conn_shutdown(struct fab_conn *c)
 	 * the operations the shutdown cancelled may still sit in the CQs: take
 	 * them first, they tell whether it broke
 	 */
-	fab_source_drain(&c->tx_src);
+	fab_source_drain(fab_conn_txs(c));
 	if (c->rxcq)
 		fab_source_drain(&c->rx_src);
 	fab_conn_end(c, atomic_load(&c->broken) ? RPMA_CONN_LOST : RPMA_CONN_CLOSED);
@@ -514,7 +514,7 @@ static size_t fab_min(size_t want, size_t limit)
 }
 
 /* fab_cq_open -- a libfabric CQ whose entries the provider drains itself */
-static int fab_cq_open(struct fab_peer *p, size_t size, struct fid_cq **cq)
+int fab_cq_open(struct fab_peer *p, size_t size, struct fid_cq **cq)
 {
 	struct fi_cq_attr attr = {
 		.size = size,
@@ -546,6 +546,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		fab_cq_del_feeder(c->recv_target, &c->rx_src);
 	}
+	if (c->grp)
+		fab_cq_del_feeder(c->cq, &c->grp->src);
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
 	/*
@@ -589,6 +591,11 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 			ret = RPMA_E_PROVIDER;
 		}
 	}
+	/* after the endpoint's close: what it cancelled is in the group's CQ now */
+	fab_cqg_leave(c);
+	if (c->own_counted)
+		atomic_fetch_sub(&p->own_cq_conns, 1);
+	c->own_counted = false;
 	fab_source_fini(&c->tx_src);
 	fab_source_fini(&c->rx_src);
 	struct fid *fids[] = {
@@ -711,21 +718,30 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fab_err(ret);
 		goto err;
 	}
-	ret = fab_cq_open(
-		p,
-		(size_t)setup->cq_size + setup->sq_size + 16 +
-			(c->recv_target == c->cq && !c->srq && !p->verbs ? setup->rq_size : 0),
-		&c->txcq);
-	if (ret)
-		goto err;
 	/*
 	 * Receives that complete into the main CQ share the libfabric CQ of the
 	 * sends (one CQ to read and to wait on, in causal order by itself);
 	 * a separate receive CQ or an SRQ gets a libfabric CQ of its own, and so
 	 * does libfabric's verbs (whose error entries need not tell the
-	 * direction: fab_drain_tx sorts entries by FI_RECV).
+	 * direction: fab_drain_tx sorts entries by FI_RECV).  Such a connection
+	 * shares that CQ with others once the peer has enough connections
+	 * with CQs of their own (fabric.h, CQ groups).
 	 */
 	bool one_cq = c->recv_target == c->cq && !c->srq && !p->verbs;
+	if (one_cq && !setup->shared_channel && fab_cqg_wanted(p)) {
+		ret = fab_cqg_join(c, (uint32_t)(info->tx_attr->size + info->rx_attr->size + 2));
+		if (ret)
+			goto err;
+	} else {
+		ret = fab_cq_open(p,
+				  (size_t)setup->cq_size + setup->sq_size + 16 +
+					  (one_cq ? setup->rq_size : 0),
+				  &c->txcq);
+		if (ret)
+			goto err;
+		atomic_fetch_add(&p->own_cq_conns, 1);
+		c->own_counted = true;
+	}
 	if (!one_cq) {
 		/* with a shared receive context, every buffer of the SRQ may complete here */
 		size_t rx_want = setup->rq_size;
@@ -738,9 +754,10 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fab_ceq_get(p);
 	if (ret)
 		goto err;
-	ret = fi_ep_bind(c->ep, &c->txcq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	struct fid *txf = c->grp ? &c->grp->cq->fid : &c->txcq->fid;
+	ret = fi_ep_bind(c->ep, txf, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, one_cq ? &c->txcq->fid : &c->rxcq->fid, FI_RECV);
+		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
 	if (!ret && c->srq)
@@ -793,7 +810,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		}
 	}
 
-	fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
+	if (c->txcq)
+		fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
 	if (c->rxcq)
 		fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
 	if (c->srq) {
@@ -801,12 +819,12 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		if (ret)
 			goto err_sources;
 	}
-	ret = fab_cq_add_feeder(c->cq, &c->tx_src);
+	ret = fab_cq_add_feeder(c->cq, fab_conn_txs(c));
 	if (ret)
 		goto err_sources;
 	ret = c->rxcq ? fab_cq_add_feeder(c->recv_target, &c->rx_src) : 0;
 	if (ret) {
-		fab_cq_del_feeder(c->cq, &c->tx_src);
+		fab_cq_del_feeder(c->cq, fab_conn_txs(c));
 		goto err_sources;
 	}
 	/* the thread drains TX before RX in a round (causal order) */
@@ -814,7 +832,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		c->rx_src.before = &c->tx_src;
 		fab_source_add(p, &c->rx_src);
 	}
-	fab_source_add(p, &c->tx_src);
+	if (c->txcq)
+		fab_source_add(p, &c->tx_src);
 	fab_ceq_join(c);
 	c->info = info;
 	return 0;

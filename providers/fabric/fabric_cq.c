@@ -169,7 +169,8 @@ int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src)
 		cq->feeders_cap = ncap;
 	}
 	cq->feeders[cq->nfeeders++] = src;
-	src->feeds = cq;
+	if (!src->shared)
+		src->feeds = cq;
 	fab_cq_set_direct_src(cq);
 	pthread_mutex_unlock(&cq->feed_lock);
 	return 0;
@@ -692,6 +693,96 @@ void fab_drain_rx(struct fab_source *src)
 		fab_cq_unreserve(to, room);
 		if (n != -FI_EAGAIN)
 			FAB_LOG_FI(n, "fi_cq_read(rx)");
+		break;
+	}
+}
+
+/*
+ * fab_op_end -- take an entry's record: its connection (NULL: gone, drop
+ * the entry) and, in *e_ctx, the context the entry stands for
+ */
+static struct fab_conn *fab_op_end(struct fab_op *op, void **e_ctx, struct fab_cq **to,
+				   bool *report)
+{
+	struct fab_conn *c = op->conn;
+	*e_ctx = op->ctx;
+	*to = op->to;
+	*report = op->report;
+	if (c)
+		fab_op_push(c, op);
+	else
+		atomic_store_explicit(&op->busy, false, memory_order_relaxed);
+	return c;
+}
+
+/* fab_cqg_entry -- route a successful entry of the group's CQ */
+static void fab_cqg_entry(struct fab_cqg *g, struct fi_cq_data_entry *e)
+{
+	if (e->op_context == NULL) {
+		FAB_LOG_DEBUG("an entry without a context in a shared CQ is dropped (flags 0x%llx)",
+			      (unsigned long long)e->flags);
+		return;
+	}
+	struct fab_cq *to;
+	bool report;
+	struct fab_conn *c = fab_op_end(e->op_context, &e->op_context, &to, &report);
+	if (c == NULL)
+		return;
+	struct ibv_wc wc;
+	if (e->flags & FI_RECV) {
+		fab_wc_fill(&wc, e, c->qp_num, g->peer);
+	} else if (!report || !fab_tx_entry(c, e, &wc)) {
+		fab_cq_unreserve(to, 1);
+		return;
+	}
+	fab_cq_push(to, &wc);
+}
+
+/* fab_cqg_error -- route an error entry of the group's CQ */
+static void fab_cqg_error(struct fi_cq_err_entry *err)
+{
+	if (err->op_context == NULL) {
+		FAB_LOG_INFO("an error without a context in a shared CQ is dropped: %s "
+			     "(provider error %d)",
+			     fi_strerror(err->err), err->prov_errno);
+		return;
+	}
+	struct fab_cq *to;
+	bool report;
+	struct fab_conn *c = fab_op_end(err->op_context, &err->op_context, &to, &report);
+	if (c == NULL)
+		return;
+	uint32_t used = (err->flags & FI_RECV) ? fab_rx_error(c, to, err) : fab_tx_error(c, err);
+	fab_cq_unreserve(to, 1 - used);
+}
+
+/*
+ * fab_drain_group -- move every entry of a shared CQ to the connections'
+ * software CQs.  Each entry has its entry reserved there since it was
+ * posted, so none stays behind for want of room.
+ */
+void fab_drain_group(struct fab_source *src)
+{
+	struct fab_cqg *g = src->arg;
+	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	for (;;) {
+		ssize_t n = fi_cq_read(g->cq, e, FAB_CQ_BATCH);
+		if (n > 0) {
+			for (ssize_t i = 0; i < n; i++)
+				fab_cqg_entry(g, &e[i]);
+			if (n < FAB_CQ_BATCH)
+				break; /* libfabric had no more */
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			if (!fab_readerr(g->cq, &err))
+				break;
+			fab_cqg_error(&err);
+			continue;
+		}
+		if (n != -FI_EAGAIN)
+			FAB_LOG_FI(n, "fi_cq_read(shared)");
 		break;
 	}
 }

@@ -31,7 +31,7 @@ size_t fab_inject_size(size_t offered)
 /* fab_conn_progress -- drive the connection while its queue is full */
 void fab_conn_progress(struct fab_conn *c)
 {
-	fab_source_drain(&c->tx_src);
+	fab_source_drain(fab_conn_txs(c));
 	if (c->rxcq)
 		fab_source_drain(&c->rx_src);
 	sched_yield();
@@ -93,6 +93,28 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 }
 
 /*
+ * fab_op_wrap -- a grouped connection posts with an operation record of its
+ * own as the context (fabric.h, CQ groups); to: where the completion goes.
+ * One test per post for the others.
+ */
+#define fab_op_wrap(c, to, ctx, ff)                                    \
+	do {                                                           \
+		if (__builtin_expect((c)->grp != NULL, 0)) {           \
+			int _w = fab_op_begin((c), (to), (ctx), (ff)); \
+			if (_w)                                        \
+				return _w;                             \
+		}                                                      \
+	} while (0)
+
+/* fab_posted -- the result of a post; the record of one that failed goes back */
+static inline int fab_posted(struct fab_conn *c, int ret, void *ctx)
+{
+	if (__builtin_expect(ret != 0, 0) && c->grp != NULL)
+		fab_op_cancel(c, ctx);
+	return ret;
+}
+
+/*
  * fab_local_completion -- complete a zero-length operation nobody needs to
  * carry: RPMA_E_NOMEM (nothing posted) when the CQ is full and no memory is
  * left for the completion
@@ -114,11 +136,21 @@ static int fab_local_completion(struct fab_conn *c, enum ibv_wc_opcode opcode, i
 	return 0;
 }
 
-/* fab_do_read -- post an RMA read (len 0: no data, ordering only); inlined: no call per post */
+/*
+ * fab_rma_post -- post an RMA read or write (len 0: no data, ordering only);
+ * grouped is a constant where it is inlined, so that a connection with a
+ * CQ of its own pays one test per post for the groups (fab_do_read/write)
+ */
 static inline __attribute__((always_inline)) int
-fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
-	    uint64_t fflags, const void *op_context)
+fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc, uint64_t raddr,
+	     uint64_t rkey, size_t len, uint64_t fflags, uint64_t data, const void *op_context)
 {
+	void *ctx = (void *)op_context;
+	if (grouped) {
+		int w = fab_op_begin(c, c->cq, &ctx, &fflags);
+		if (w)
+			return w;
+	}
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
 	struct fi_msg_rma msg = {
@@ -127,9 +159,36 @@ fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t 
 		.iov_count = len ? 1 : 0,
 		.rma_iov = &rma,
 		.rma_iov_count = len ? 1 : 0,
-		.context = (void *)op_context,
+		.context = ctx,
+		.data = data,
 	};
-	return fab_post_result(c, FAB_POST(c, fi_readmsg(c->ep, &msg, fflags)), "fi_readmsg()");
+	int ret = write ? fab_post_result(c, FAB_POST(c, fi_writemsg(c->ep, &msg, fflags)),
+					  "fi_writemsg()")
+			: fab_post_result(c, FAB_POST(c, fi_readmsg(c->ep, &msg, fflags)),
+					  "fi_readmsg()");
+	if (grouped && ret)
+		fab_op_cancel(c, ctx);
+	return ret;
+}
+
+/* fab_rma_grouped -- fab_rma_post for a grouped connection, out of line */
+static __attribute__((noinline)) int fab_rma_grouped(struct fab_conn *c, bool write, void *buf,
+						     void *desc, uint64_t raddr, uint64_t rkey,
+						     size_t len, uint64_t fflags, uint64_t data,
+						     const void *op_context)
+{
+	return fab_rma_post(c, write, true, buf, desc, raddr, rkey, len, fflags, data, op_context);
+}
+
+/* fab_do_read -- post an RMA read (len 0: no data, ordering only); inlined: no call per post */
+static inline __attribute__((always_inline)) int
+fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
+	    uint64_t fflags, const void *op_context)
+{
+	if (__builtin_expect(c->grp != NULL, 0))
+		return fab_rma_grouped(c, false, buf, desc, raddr, rkey, len, fflags, 0,
+				       op_context);
+	return fab_rma_post(c, false, false, buf, desc, raddr, rkey, len, fflags, 0, op_context);
 }
 
 /* fab_read -- rpma_read() */
@@ -146,18 +205,10 @@ static inline __attribute__((always_inline)) int
 fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
 	     uint64_t fflags, uint64_t data, const void *op_context)
 {
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
-	struct fi_msg_rma msg = {
-		.msg_iov = &iov,
-		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
-		.iov_count = len ? 1 : 0,
-		.rma_iov = &rma,
-		.rma_iov_count = len ? 1 : 0,
-		.context = (void *)op_context,
-		.data = data,
-	};
-	return fab_post_result(c, FAB_POST(c, fi_writemsg(c->ep, &msg, fflags)), "fi_writemsg()");
+	if (__builtin_expect(c->grp != NULL, 0))
+		return fab_rma_grouped(c, true, buf, desc, raddr, rkey, len, fflags, data,
+				       op_context);
+	return fab_rma_post(c, true, false, buf, desc, raddr, rkey, len, fflags, data, op_context);
 }
 
 /*
@@ -182,17 +233,21 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 			return ret;
 	}
 	uint64_t high = FAB_IMM_TAG | (len < FAB_IMM_LEN_MAX ? (uint32_t)len : FAB_IMM_LEN_MAX);
+	uint64_t ff = fab_comp(flags) | FI_REMOTE_CQ_DATA;
+	if (p->has_delivery)
+		ff |= FI_DELIVERY_COMPLETE;
+	void *ctx = s;
+	fab_op_wrap(c, c->cq, &ctx, &ff);
 	struct fi_msg msg = {
 		.msg_iov = NULL,
 		.desc = NULL,
 		.iov_count = 0,
-		.context = s,
+		.context = ctx,
 		.data = (high << 32) | imm,
 	};
-	uint64_t ff = fab_comp(flags) | FI_REMOTE_CQ_DATA;
-	if (p->has_delivery)
-		ff |= FI_DELIVERY_COMPLETE;
-	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)");
+	return fab_posted(
+		c, fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)"),
+		ctx);
 }
 
 /* fab_write -- rpma_write() (completion levels: fabric.h) */
@@ -300,6 +355,11 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		goto out;
 	}
 
+	if (c->grp != NULL) {
+		ret = fab_op_begin(c, c->cq, &ctx, &ff);
+		if (ret)
+			goto out;
+	}
 	void *desc = c->scratch_desc;
 	struct fi_ioc ioc = {.addr = slot, .count = 1};
 	struct fi_rma_ioc rioc = {.addr = raddr, .count = 1, .key = rkey};
@@ -313,7 +373,9 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		.op = FI_ATOMIC_WRITE,
 		.context = ctx,
 	};
-	ret = fab_post_result(c, FAB_POST(c, fi_atomicmsg(c->ep, &msg, ff)), "fi_atomicmsg()");
+	ret = fab_posted(
+		c, fab_post_result(c, FAB_POST(c, fi_atomicmsg(c->ep, &msg, ff)), "fi_atomicmsg()"),
+		ctx);
 out:
 	if (ret && st)
 		atomic_store(&st->taken, false); /* not posted: nothing reads the slot */
@@ -349,26 +411,32 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 {
 	struct fab_conn *c = fab_conn(conn);
 	void *desc = fab_mr_desc(src);
+	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
+	void *ctx = (void *)op_context;
+	fab_op_wrap(c, c->cq, &ctx, &ff);
 	struct iovec iov = {.iov_base = fab_mr_addr(src, offset), .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
 		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
-		.context = (void *)op_context,
+		.context = ctx,
 		.data = imm,
 	};
-	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
 	if (c->peer->imm_emulated) {
 		/* tagged CQ data on every message (fabric.h) */
 		msg.data = with_imm ? ((uint64_t)FAB_IMM_SEND_TAG << 32) | imm : 0;
 		ff |= FI_REMOTE_CQ_DATA;
 	}
-	return fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg()");
+	return fab_posted(
+		c, fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg()"),
+		ctx);
 }
 
 /* fab_post_recv -- post one receive buffer on the connection's endpoint */
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
 {
+	uint64_t ff = FI_COMPLETION;
+	fab_op_wrap(c, c->recv_target, &ctx, &ff);
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
@@ -376,8 +444,9 @@ int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *c
 		.iov_count = len ? 1 : 0,
 		.context = ctx,
 	};
-	return fab_post_result(c, FAB_POST(c, fi_recvmsg(c->ep, &msg, FI_COMPLETION)),
-			       "fi_recvmsg()");
+	return fab_posted(
+		c, fab_post_result(c, FAB_POST(c, fi_recvmsg(c->ep, &msg, ff)), "fi_recvmsg()"),
+		ctx);
 }
 
 /* fab_recv -- rpma_recv() */

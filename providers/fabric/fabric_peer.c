@@ -226,6 +226,7 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 		goto err_domain;
 
 	pthread_mutex_init(&p->ceq.lock, NULL);
+	fab_cqg_peer_init(p);
 	*caps = fab_peer_caps(p, d);
 	return 0;
 
@@ -251,6 +252,7 @@ int fab_peer_fini(struct rpma_peer *peer)
 	fab_ceq_fini(p);
 	fab_progress_stop(p);
 	pthread_mutex_destroy(&p->ceq.lock);
+	fab_cqg_peer_fini(p);
 	int r = fi_close(&p->domain->fid);
 	if (r) {
 		FAB_LOG_FI(r, "fi_close(domain)");

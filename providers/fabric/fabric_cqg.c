@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_cqg.c -- libfabric CQs shared by groups of connections (fabric.h, CQ groups) */
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+
+/* how long an operation may wait for a free record of its connection */
+#define FAB_OP_WAIT_NS (2ULL * 1000000000ULL)
+
+/* fab_cqg_peer_init -- no groups yet; the limit of connections with a CQ of their own */
+void fab_cqg_peer_init(struct fab_peer *p)
+{
+	pthread_mutex_init(&p->cqg_lock, NULL);
+	p->cqgs = NULL;
+	atomic_init(&p->own_cq_conns, 0);
+	p->own_cq_limit = FAB_OWN_CQS;
+	const char *v = getenv("RPMA_FABRIC_OWN_CQS");
+	if (v != NULL && *v != '\0') {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+		if (*end != '\0' || n > UINT32_MAX)
+			FAB_LOG_WARNING("RPMA_FABRIC_OWN_CQS=%s is not a number: %u kept", v,
+					p->own_cq_limit);
+		else
+			p->own_cq_limit = (uint32_t)n;
+		FAB_LOG_INFO("RPMA_FABRIC_OWN_CQS=%u: later connections share CQs",
+			     p->own_cq_limit);
+	}
+}
+
+/* fab_cqg_peer_fini -- the groups are gone with the connections */
+void fab_cqg_peer_fini(struct fab_peer *p)
+{
+	if (p->cqgs)
+		FAB_LOG_WARNING("a peer is closed while connections still share CQs");
+	pthread_mutex_destroy(&p->cqg_lock);
+}
+
+/* fab_cqg_wanted -- should a new connection that could share a CQ do so? */
+bool fab_cqg_wanted(struct fab_peer *p)
+{
+	return atomic_load(&p->own_cq_conns) >= p->own_cq_limit;
+}
+
+/* fab_op_push -- give a record back to its connection's free list */
+void fab_op_push(struct fab_conn *c, struct fab_op *op)
+{
+	atomic_store_explicit(&op->busy, false, memory_order_relaxed);
+	struct fab_op *h = atomic_load_explicit(&c->op_free, memory_order_relaxed);
+	do {
+		op->next = h;
+	} while (!atomic_compare_exchange_weak_explicit(&c->op_free, &h, op, memory_order_release,
+							memory_order_relaxed));
+}
+
+/*
+ * fab_op_pop -- a free record of the connection, or NULL.  Only the posting
+ * side pops (one thread at a time, librpma(7)), so a record seen at the
+ * head cannot leave and come back meanwhile (no ABA); drainers only push.
+ */
+static struct fab_op *fab_op_pop(struct fab_conn *c)
+{
+	struct fab_op *h = atomic_load_explicit(&c->op_free, memory_order_acquire);
+	while (h && !atomic_compare_exchange_weak_explicit(
+			    &c->op_free, &h, h->next, memory_order_acquire, memory_order_acquire))
+		;
+	return h;
+}
+
+/*
+ * fab_op_begin -- the record a grouped connection's operation is posted with:
+ * *ctx becomes the record (which keeps the old one), *ff asks for a
+ * completion (the record keeps whether the user did); an entry of to is
+ * reserved for it.  Waits (driving the group) while every record is out.
+ */
+int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff)
+{
+	struct fab_op *op;
+	uint64_t until = 0;
+	while ((op = fab_op_pop(c)) == NULL) {
+		uint64_t now = fab_now_ns();
+		if (until == 0) {
+			until = now + FAB_OP_WAIT_NS;
+		} else if (now > until) {
+			RPMA_LOG_ERROR("fabric: qp %u: all %u operations stayed in flight",
+				       c->qp_num, c->ops->n);
+			return RPMA_E_PROVIDER;
+		}
+		fab_source_drain(&c->grp->src);
+		sched_yield();
+	}
+	if (fab_cq_reserve(to, 1) == 0) {
+		fab_op_push(c, op);
+		RPMA_LOG_ERROR("fabric: qp %u: no room for the completion (out of memory)",
+			       c->qp_num);
+		return RPMA_E_NOMEM;
+	}
+	op->conn = c;
+	op->ctx = *ctx;
+	op->to = to;
+	op->report = (*ff & FI_COMPLETION) != 0;
+	atomic_store_explicit(&op->busy, true, memory_order_relaxed);
+	*ff |= FI_COMPLETION;
+	*ctx = op;
+	return 0;
+}
+
+/* fab_op_cancel -- an operation fab_op_begin prepared was not posted */
+void fab_op_cancel(struct fab_conn *c, void *ctx)
+{
+	struct fab_op *op = ctx;
+	fab_cq_unreserve(op->to, 1);
+	fab_op_push(c, op);
+}
+
+/* fab_cqg_close -- release a group nobody belongs to (out of the peer's list) */
+static void fab_cqg_close(struct fab_cqg *g)
+{
+	if (g->src.fid) {
+		fab_source_remove(g->peer, &g->src);
+		fab_source_fini(&g->src);
+	}
+	if (g->cq) {
+		int r = fi_close(&g->cq->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(shared CQ)");
+	}
+	while (g->graves) {
+		struct fab_opset *s = g->graves;
+		g->graves = s->next;
+		free(s);
+	}
+	free(g);
+}
+
+/* fab_cqg_open -- a new group with its libfabric CQ, drained by the progress thread */
+static int fab_cqg_open(struct fab_peer *p, struct fab_cqg **gp)
+{
+	struct fab_cqg *g = calloc(1, sizeof(*g));
+	if (g == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	g->peer = p;
+	int ret = fab_cq_open(p, FAB_CQG_SIZE, &g->cq);
+	if (ret) {
+		g->cq = NULL;
+		fab_cqg_close(g);
+		return ret;
+	}
+	FAB_LOG_INFO("a CQ shared by up to %d connections opened", FAB_CQG_MAX);
+	fab_source_init(&g->src, p, &g->cq->fid, fab_drain_group, g);
+	g->src.shared = true;
+	fab_source_add(p, &g->src);
+	*gp = g;
+	return 0;
+}
+
+/*
+ * fab_cqg_join -- make c (whose endpoint is not bound yet) a member of a
+ * group with room, opening one if none has; nops records for its
+ * operations (as many as its queues hold at once)
+ */
+int fab_cqg_join(struct fab_conn *c, uint32_t nops)
+{
+	struct fab_peer *p = c->peer;
+	struct fab_opset *s = calloc(1, sizeof(*s) + (size_t)nops * sizeof(struct fab_op));
+	if (s == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	s->n = nops;
+	atomic_init(&c->op_free, NULL);
+	for (uint32_t i = nops; i-- > 0;) {
+		atomic_init(&s->op[i].busy, false);
+		s->op[i].next = i + 1 < nops ? &s->op[i + 1] : NULL;
+	}
+	atomic_store(&c->op_free, nops ? &s->op[0] : NULL);
+
+	pthread_mutex_lock(&p->cqg_lock);
+	struct fab_cqg *g = p->cqgs;
+	while (g && g->members >= FAB_CQG_MAX)
+		g = g->next;
+	if (g == NULL) {
+		int ret = fab_cqg_open(p, &g);
+		if (ret) {
+			pthread_mutex_unlock(&p->cqg_lock);
+			free(s);
+			return ret;
+		}
+		g->next = p->cqgs;
+		p->cqgs = g;
+	}
+	g->members++;
+	pthread_mutex_unlock(&p->cqg_lock);
+	c->grp = g;
+	c->ops = s;
+	return 0;
+}
+
+/*
+ * fab_cqg_leave -- c's endpoint is closed (its cancelled operations are in
+ * the group's CQ on the providers we know): take what is left of c from
+ * the CQ, mark the records still out as dead, leave; the last member closes
+ * the group
+ */
+void fab_cqg_leave(struct fab_conn *c)
+{
+	struct fab_cqg *g = c->grp;
+	if (g == NULL)
+		return;
+	struct fab_peer *p = c->peer;
+	struct fab_opset *s = c->ops;
+
+	/* one drainer at a time: hold the source while the records change */
+	while (atomic_exchange_explicit(&g->src.draining, true, memory_order_acquire))
+		sched_yield();
+	g->src.drain(&g->src);
+	bool out = false;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (atomic_load_explicit(&s->op[i].busy, memory_order_relaxed)) {
+			s->op[i].conn = NULL;
+			out = true;
+		}
+	}
+	atomic_store_explicit(&g->src.draining, false, memory_order_release);
+	if (out)
+		FAB_LOG_DEBUG("qp %u: operations still out when it left its CQ group", c->qp_num);
+
+	pthread_mutex_lock(&p->cqg_lock);
+	if (out) {
+		s->next = g->graves;
+		g->graves = s;
+	}
+	bool last = --g->members == 0;
+	if (last) {
+		struct fab_cqg **pp = &p->cqgs;
+		while (*pp != g)
+			pp = &(*pp)->next;
+		*pp = g->next;
+	}
+	pthread_mutex_unlock(&p->cqg_lock);
+	if (!out)
+		free(s);
+	if (last)
+		fab_cqg_close(g);
+	c->grp = NULL;
+	c->ops = NULL;
+	atomic_store(&c->op_free, NULL);
+}
