@@ -9,7 +9,8 @@
 #    connections to one server over tcp on 127.0.0.1 must release everything,
 #    lose no probe, and cost the server at most 4 descriptors and 128 KiB of
 #    heap per connection.  Skipped when the descriptor limit cannot be raised
-#    far enough.
+#    far enough, or with GROUPED_SCALE=0 (a sanitizer's allocator would
+#    distort the heap figures).
 # Skipped (exit 77) when RPMA_PROVIDER selects another provider, or the
 # fabric provider has no tcp here.
 set -u
@@ -34,14 +35,21 @@ fi
 echo "== rpma-scale, 1024 connections over tcp (the default limit of own CQs)"
 n=1024
 hard=$(ulimit -Hn)
-if [ "$hard" != unlimited ] && [ "$hard" -lt $((n * 5 + 256)) ]; then
+if [ "${GROUPED_SCALE:-1}" = 0 ]; then
+	echo "grouped.sh: GROUPED_SCALE=0: part 2 skipped"
+elif [ "$hard" != unlimited ] && [ "$hard" -lt $((n * 5 + 256)) ]; then
 	echo "grouped.sh: descriptor limit $hard is too low for $n connections: part 2 skipped"
 else
 	csv=$(mktemp "${TMPDIR:-/tmp}/grouped.XXXXXX.csv")
 	trap 'rm -f "$csv"' EXIT
 	port=$((30000 + $$ % 20000))
+	# -m 8192: the resident-memory margin of the release check.  libfabric
+	# 2.1's tcp (trixie) left the server 4.2 MiB more resident than idle
+	# after 1024 busy connections, with its heap in use back within
+	# rpma-scale's 256 KiB margin (which stays): memory given back to the
+	# allocator, not held
 	if ! RPMA_PROVIDER=fabric FI_PROVIDER=tcp "$b/bench/rpma-scale" both -c $n -d 1 -k 3 \
-		-p "$port" -l grouped --csv "$csv"; then
+		-m 8192 -p "$port" -l grouped --csv "$csv"; then
 		echo "FAIL: rpma-scale exited with an error"
 		fail=1
 	fi

@@ -92,7 +92,8 @@ if [ "${1:-}" = --inside ]; then
 	echo "tests/netns: not run in the trixie lane: a chroot cannot make network namespaces" >tests/netns/netns.log
 	printf ':test-result: SKIP\n:global-test-result: SKIP\n:recheck: no\n:copy-in-global-log: no\n' \
 		>tests/netns/netns.trs
-	tests="$progs tests/integration/sockets.sh $examples examples/replicate/demo-test.sh"
+	tests="$progs tests/integration/sockets.sh tests/integration/grouped.sh $examples"
+	tests="$tests examples/replicate/demo-test.sh"
 	tests="$tests tests/symbols/symbols.sh tests/hygiene/own-librpma.sh tests/security/run.sh"
 	tests="$tests man/check-pages.sh man/check-synopsis.sh man/check-render.sh"
 	# the attack tests run over tcp only here: on libfabric 2.1's sockets
