@@ -162,7 +162,7 @@ static bool fab_source_park(struct fab_source *src, bool *briefly)
  */
 #define FAB_ROUND_EVENTS 256
 struct fab_round {
-	struct fab_source **always; /* EQs and sources without a wait fd */
+	struct fab_source **always; /* EQs and sources without a wait fd (not CQ groups) */
 	struct fab_source **parked; /* the sources parked at the end of the last round */
 	struct fab_source **due;    /* this round's sources, in drain order */
 	struct fab_source **tws;    /* the ones fi_trywait() checks ... */
@@ -237,7 +237,7 @@ static int fab_progress_rebuild(struct fab_progress *pr, struct fab_round *r)
 	r->nalways = r->nparked = 0;
 	for (struct fab_source *s = pr->sources; s; s = s->next) {
 		s->due = false;
-		if (s->fd < 0 || !s->in_epoll || s->feeds == NULL)
+		if (s->fd < 0 || !s->in_epoll || (s->feeds == NULL && !s->shared))
 			r->always[r->nalways++] = s;
 		else if (atomic_load(&s->parked))
 			r->parked[r->nparked++] = s;
