@@ -60,12 +60,16 @@
 #define TX_CTX	      (4 * BENCH_MAX_WINDOW + 16) /* transmit contexts in the ring */
 #define SETUP_MS      30000			  /* a hello or its answer */
 #define EAGAIN_MS     10000			  /* one post that keeps getting EAGAIN */
+#define BYE_MS	      2000			  /* the transport's own goodbye */
 #define CTL_CTX(slot) BENCH_CTX(0x7f, (slot))	  /* the transport's own messages */
 
 static char rdm_desc[200] = "libfabric (raw) ep=rdm";
 
 /* BENCH_RDM_CONTEXT=1: a struct fi_context2 with every operation, asked for or not */
 static bool rdm_force_ctx;
+
+/* how long a post may keep getting EAGAIN */
+static int rdm_eagain_ms = EAGAIN_MS;
 
 /* extra flags of every write: BENCH_FI_WRITE_LEVEL=none|delivery|commit */
 static uint64_t rdm_write_level;
@@ -224,9 +228,9 @@ static bool rdm_again(struct fid_cq *cq, const char *call, unsigned *tries, uint
 		*t0 = now_ms();
 		return true;
 	}
-	if (now_ms() - *t0 < EAGAIN_MS)
+	if (now_ms() - *t0 < (uint64_t)rdm_eagain_ms)
 		return true;
-	bench_log("%s: still EAGAIN after %d ms: is the peer there?", call, EAGAIN_MS);
+	bench_log("%s: still EAGAIN after %d ms: is the peer there?", call, rdm_eagain_ms);
 	return false;
 }
 
@@ -904,8 +908,9 @@ static void rdm_client_close(struct bench_conn *c)
 
 		memcpy(fc->own.ctl + CTL_LEN, &flag, sizeof(flag));
 		memset(fc->own.ctl + CTL_LEN + 4, 0, 4);
+		rdm_eagain_ms = BYE_MS; /* the server may be gone */
 		if (rdm_ctl_send(fc, BENCH_MIN_SIZE) == 0)
-			(void)rdm_ctl_wait(fc, &want, &len, 2000, true);
+			(void)rdm_ctl_wait(fc, &want, &len, BYE_MS, true);
 	}
 	rdm_conn_free(fc);
 }
