@@ -27,14 +27,11 @@
  * write with immediate (the server keeps them posted anyway).
  */
 
-#include "bench.h"
+#include "bench-fabric.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +46,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#define RDM_VERSION   FI_VERSION(1, 10)
 #define RDM_PROV      "tcp;ofi_rxm"
-#define SRV_REPLY     28 /* u64 addr | u64 key | u64 len | u32 flags, like the MSG baseline */
-#define PD_VIRT	      1u /* remote addresses are virtual addresses, not offsets */
 #define HELLO_MAGIC   0x52444d31u		  /* "RDM1": the transport's hello */
 #define NAME_MAX_LEN  256			  /* an endpoint name (fi_getname) */
 #define CTL_LEN	      512			  /* a control message (hello, reply) */
@@ -63,17 +57,11 @@
 #define BYE_MS	      2000			  /* the transport's own goodbye */
 #define CTL_CTX(slot) BENCH_CTX(0x7f, (slot))	  /* the transport's own messages */
 
-static char rdm_desc[200] = "libfabric (raw) ep=rdm";
-
 /* BENCH_RDM_CONTEXT=1: a struct fi_context2 with every operation, asked for or not */
 static bool rdm_force_ctx;
 
 /* how long a post may keep getting EAGAIN */
 static int rdm_eagain_ms = EAGAIN_MS;
-
-/* extra flags of every write: BENCH_FI_WRITE_LEVEL=none|delivery|commit */
-static uint64_t rdm_write_level;
-static const char *rdm_write_level_name = "none";
 
 /* an operation context where the provider asks for one (FI_CONTEXT, FI_CONTEXT2) */
 struct rdm_ctx {
@@ -93,35 +81,19 @@ struct rdm_ep {
 	bool ctl_recv_posted;
 };
 
+/* a connection: the shared part (fabric and domain owned only by a client) and the RDM part */
 struct rdm_conn {
-	struct bench_conn base; /* first: the engine's view */
-	struct fi_info *info;	/* owned only by a client */
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct rdm_ep *e;  /* the client's own or the server's (borrowed) */
-	struct rdm_ep own; /* a client's endpoint */
-	struct fid_mr *mr; /* the whole local buffer */
-	void *mr_desc;
-	char *buf; /* data | 2 send slots | receive slots | 8-byte flush target */
-	size_t buf_len;
-	char *data;
-	char *flush_dst;
+	struct bfab_conn f;   /* first: its first is the engine's view */
+	struct fi_info *info; /* owned only by a client */
+	struct rdm_ep *e;     /* the client's own or the server's (borrowed) */
+	struct rdm_ep own;    /* a client's endpoint */
 	fi_addr_t peer;
 	bool peer_inserted;
-	/* the remote region */
-	uint64_t raddr, rkey, rlen;
-	bool block;
-	bool server;
 	bool need_ctx; /* FI_CONTEXT or FI_CONTEXT2 */
 	bool bye_sent; /* the engine's goodbye went out */
 	struct rdm_ctx *tx_ctx;
 	unsigned tx_next;
 	struct rdm_ctx *rx_ctx; /* one per receive slot */
-	/* the server's progress thread */
-	pthread_t progress;
-	bool progress_running;
-	atomic_bool stop;
-	int wait_fd;
 };
 
 struct rdm_listener {
@@ -132,22 +104,6 @@ struct rdm_listener {
 	bool open;
 	const struct bench_cfg *cfg;
 };
-
-/* rdm_err -- log a failed libfabric call */
-static void rdm_err(const char *call, ssize_t ret)
-{
-	bench_log("%s: %s (%zd)", call, fi_strerror((int)-ret), ret);
-}
-
-/* rdm_getinfo_err -- log a failed fi_getinfo, naming the provider when there is none */
-static void rdm_getinfo_err(const struct fi_info *hints, const struct bench_cfg *cfg, int ret)
-{
-	if (ret == -FI_ENODATA)
-		bench_log("fi_getinfo: no FI_EP_RDM provider \"%s\" for %s:%s (%s)",
-			  hints->fabric_attr->prov_name, cfg->addr, cfg->port, fi_strerror(-ret));
-	else
-		rdm_err("fi_getinfo", ret);
-}
 
 /* now_ms -- a monotonic clock in milliseconds */
 static uint64_t now_ms(void)
@@ -161,36 +117,17 @@ static uint64_t now_ms(void)
 /* rdm_hints -- the hints every fi_getinfo() of ours uses */
 static struct fi_info *rdm_hints(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	const char *prov = getenv("FI_PROVIDER");
-
-	if (hints == NULL)
-		return NULL;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_RMA;
 	/* the modes this program copes with; FI_BUFFERED_RECV (rxm) is not one */
-	hints->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
-	hints->domain_attr->mr_mode =
-		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
-	hints->domain_attr->threading = FI_THREAD_SAFE;
-	hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : RDM_PROV);
-	if (hints->fabric_attr->prov_name == NULL) {
-		fi_freeinfo(hints);
-		return NULL;
-	}
-	return hints;
+	return bfab_hints(FI_EP_RDM, FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA,
+			  FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				  FI_MR_ENDPOINT,
+			  RDM_PROV);
 }
 
 /* rdm_need_ctx -- operations carry a struct fi_context2 (FI_CONTEXT, FI_CONTEXT2) */
 static bool rdm_need_ctx(const struct fi_info *info)
 {
 	return rdm_force_ctx || (info->mode & (FI_CONTEXT | FI_CONTEXT2)) != 0;
-}
-
-/* rdm_describe -- the header description */
-static const char *rdm_describe(void)
-{
-	return rdm_desc;
 }
 
 /* rdm_op_ctx -- the context to pass with an operation */
@@ -237,7 +174,7 @@ static bool rdm_again(struct fid_cq *cq, const char *call, unsigned *tries, uint
 /* rdm_post_ret -- map a post's failure: unsupported flags or ops are BENCH_E_NOSUPP */
 static int rdm_post_ret(const char *call, ssize_t ret)
 {
-	rdm_err(call, ret);
+	bfab_err(call, ret);
 	if (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP || ret == -FI_EBADFLAGS)
 		return BENCH_E_NOSUPP;
 	return BENCH_E_FAIL;
@@ -250,10 +187,10 @@ static int rdm_post_rma(struct rdm_conn *fc, bool write, char *local, size_t len
 			uint64_t data, uint64_t ctx)
 {
 	struct iovec iov = {.iov_base = local, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = fc->raddr, .len = len, .key = fc->rkey};
+	struct fi_rma_iov rma = {.addr = fc->f.raddr, .len = len, .key = fc->f.rkey};
 	struct fi_msg_rma msg = {
 		.msg_iov = &iov,
-		.desc = &fc->mr_desc,
+		.desc = &fc->f.mr_desc,
 		.iov_count = 1,
 		.addr = fc->peer,
 		.rma_iov = &rma,
@@ -265,8 +202,8 @@ static int rdm_post_rma(struct rdm_conn *fc, bool write, char *local, size_t len
 	uint64_t t0 = 0;
 	ssize_t ret;
 
-	if (len > fc->rlen) {
-		bench_log("%zu B does not fit the remote region (%" PRIu64 " B)", len, fc->rlen);
+	if (len > fc->f.rlen) {
+		bench_log("%zu B does not fit the remote region (%" PRIu64 " B)", len, fc->f.rlen);
 		return BENCH_E_FAIL;
 	}
 	do {
@@ -284,8 +221,7 @@ static int rdm_write(struct bench_conn *c, size_t len, bool signaled, uint64_t c
 {
 	struct rdm_conn *fc = (struct rdm_conn *)c;
 
-	return rdm_post_rma(fc, true, fc->data, len,
-			    rdm_write_level | (signaled ? FI_COMPLETION : 0), 0, ctx);
+	return rdm_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled), 0, ctx);
 }
 
 /* rdm_read -- read len bytes from remote offset 0 */
@@ -293,7 +229,7 @@ static int rdm_read(struct bench_conn *c, size_t len, bool signaled, uint64_t ct
 {
 	struct rdm_conn *fc = (struct rdm_conn *)c;
 
-	return rdm_post_rma(fc, false, fc->data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return rdm_post_rma(fc, false, fc->f.data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
 }
 
 /* rdm_flush -- an 8-byte read behind the writes makes them visible at the target */
@@ -303,7 +239,7 @@ static int rdm_flush(struct bench_conn *c, size_t len, bool persistent, uint64_t
 
 	(void)len;
 	(void)persistent;
-	return rdm_post_rma(fc, false, fc->flush_dst, 8, FI_COMPLETION, 0, ctx);
+	return rdm_post_rma(fc, false, fc->f.flush_dst, 8, FI_COMPLETION, 0, ctx);
 }
 
 /* rdm_atomic_write -- an 8-byte write, as the MSG baseline does */
@@ -311,8 +247,7 @@ static int rdm_atomic_write(struct bench_conn *c, bool signaled, uint64_t ctx)
 {
 	struct rdm_conn *fc = (struct rdm_conn *)c;
 
-	return rdm_post_rma(fc, true, fc->data, 8, rdm_write_level | (signaled ? FI_COMPLETION : 0),
-			    0, ctx);
+	return rdm_post_rma(fc, true, fc->f.data, 8, bfab_wflags(signaled), 0, ctx);
 }
 
 /* rdm_write_imm -- a write carrying remote CQ data */
@@ -323,8 +258,7 @@ static int rdm_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool si
 
 	if (fc->info && fc->info->domain_attr->cq_data_size < sizeof(imm))
 		return BENCH_E_NOSUPP;
-	return rdm_post_rma(fc, true, fc->data, len,
-			    rdm_write_level | FI_REMOTE_CQ_DATA | (signaled ? FI_COMPLETION : 0),
+	return rdm_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled) | FI_REMOTE_CQ_DATA,
 			    imm, ctx);
 }
 
@@ -383,12 +317,12 @@ static int rdm_send(struct bench_conn *c, unsigned slot, size_t len, bool signal
 	char *buf = c->sbuf + (size_t)slot * c->slot_size;
 	uint32_t flag;
 
-	if (!fc->server) {
+	if (!fc->f.server) {
 		memcpy(&flag, buf, sizeof(flag));
 		if (flag == BENCH_FLAG_BYE)
 			fc->bye_sent = true;
 	}
-	return rdm_post_send(fc, buf, fc->mr_desc, len, signaled ? FI_COMPLETION : 0,
+	return rdm_post_send(fc, buf, fc->f.mr_desc, len, signaled ? FI_COMPLETION : 0,
 			     rdm_op_ctx(fc, ctx));
 }
 
@@ -403,7 +337,7 @@ static int rdm_recv(struct bench_conn *c, unsigned slot, uint64_t ctx)
 		context = &fc->rx_ctx[slot];
 	}
 	return rdm_post_recv(fc->e->ep, fc->e->cq, c->rbuf + (size_t)slot * c->slot_size,
-			     fc->mr_desc, c->slot_size, context);
+			     fc->f.mr_desc, c->slot_size, context);
 }
 
 /* rdm_poll -- read completions; an error entry is returned as a failed bench_wc */
@@ -413,13 +347,8 @@ static int rdm_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	struct fi_cq_data_entry e[32];
 	ssize_t n;
 
-	if (max > 32)
-		max = 32;
 	*got = 0;
-	if (block)
-		n = fi_cq_sread(fc->e->cq, e, (size_t)max, NULL, fc->server ? 1000 : -1);
-	else
-		n = fi_cq_read(fc->e->cq, e, (size_t)max);
+	n = bfab_cq_take(fc->e->cq, e, max, block, fc->f.server ? 1000 : -1);
 	/*
 	 * No connection, no event when the client goes away: the server
 	 * learns the end from the goodbye (the client's transport sends one
@@ -430,32 +359,19 @@ static int rdm_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 
-		if (fi_cq_readerr(fc->e->cq, &err, 0) < 0)
+		if (bfab_cq_readerr(fc->e->cq, &err))
 			return BENCH_E_FAIL;
 		wc[0] = (struct bench_wc){
 			.ctx = rdm_ctx_of(fc, err.op_context), .ok = false, .status = err.err};
-		bench_log("CQ error: %s (prov_errno %d: %s)", fi_strerror(err.err), err.prov_errno,
-			  fi_cq_strerror(fc->e->cq, err.prov_errno, err.err_data, NULL, 0));
 		*got = 1;
 		return 0;
 	}
 	if (n < 0) {
-		rdm_err(block ? "fi_cq_sread" : "fi_cq_read", n);
+		bfab_err(block ? "fi_cq_sread" : "fi_cq_read", n);
 		return BENCH_E_FAIL;
 	}
-	for (ssize_t i = 0; i < n; i++) {
-		wc[i] = (struct bench_wc){
-			.ctx = rdm_ctx_of(fc, e[i].op_context),
-			.len = (uint32_t)e[i].len,
-			.ok = true,
-		};
-		if (e[i].flags & FI_REMOTE_CQ_DATA) {
-			wc[i].has_imm = true;
-			wc[i].imm = (uint32_t)e[i].data;
-			if (!(e[i].flags & FI_RECV))
-				wc[i].ctx = 0; /* no receive was consumed */
-		}
-	}
+	for (ssize_t i = 0; i < n; i++)
+		bfab_wc_set(&wc[i], &e[i], rdm_ctx_of(fc, e[i].op_context));
 	*got = (int)n;
 	return 0;
 }
@@ -472,59 +388,6 @@ static const struct bench_xops rdm_xops = {
 };
 
 /* ------------------------------------------------------ connection setup */
-
-/* rdm_progress_thread -- drive the provider while the server's CQ is idle */
-static void *rdm_progress_thread(void *arg)
-{
-	struct rdm_conn *fc = arg;
-	struct fid *fids[1] = {&fc->e->cq->fid};
-	struct pollfd p = {.fd = fc->wait_fd, .events = POLLIN};
-
-	while (!atomic_load(&fc->stop)) {
-		bool woke = true; /* fi_trywait fails when completions are waiting */
-
-		/*
-		 * No fd (shm: its CQs only wait with FI_WAIT_YIELD, and
-		 * fi_trywait() on one calls a NULL function in 1.17): look
-		 * every 10 ms; the main thread's polling progresses anyway.
-		 */
-		if (fc->wait_fd < 0)
-			woke = poll(NULL, 0, 10) > 0;
-		else if (fi_trywait(fc->fabric, fids, 1) == FI_SUCCESS)
-			woke = poll(&p, 1, 10) > 0;
-		fi_cq_read(fc->e->cq, NULL, 0); /* progresses without taking entries */
-		if (woke && fc->block)
-			fi_cq_signal(fc->e->cq);
-	}
-	return NULL;
-}
-
-/* rdm_mr_reg -- register buf for everything; bind it where FI_MR_ENDPOINT asks */
-static int rdm_mr_reg(struct fid_domain *domain, struct fi_info *info, struct fid_ep *ep, void *buf,
-		      size_t len, uint64_t key, struct fid_mr **mr, void **desc)
-{
-	uint64_t mode = info->domain_attr->mr_mode;
-	int ret;
-
-	ret = fi_mr_reg(domain, buf, len,
-			FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-			0, (mode & FI_MR_PROV_KEY) ? 0 : key, 0, mr, NULL);
-	if (ret) {
-		rdm_err("fi_mr_reg", ret);
-		return -1;
-	}
-	if (mode & FI_MR_ENDPOINT) {
-		ret = fi_mr_bind(*mr, &ep->fid, 0);
-		if (!ret)
-			ret = fi_mr_enable(*mr);
-		if (ret) {
-			rdm_err("fi_mr_bind/enable", ret);
-			return -1;
-		}
-	}
-	*desc = fi_mr_desc(*mr);
-	return 0;
-}
 
 /* rdm_ep_close -- close an endpoint and what it holds (everything may be half open) */
 static void rdm_ep_close(struct rdm_ep *e)
@@ -549,59 +412,24 @@ static int rdm_ep_open(struct rdm_ep *e, struct fid_domain *domain, struct fi_in
 		       unsigned window)
 {
 	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC, .count = 4};
-	struct fi_cq_attr cq_attr = {
-		.size = 4 * (size_t)window + 2 * BENCH_SERVER_RECVS(window) + 16,
-		.format = FI_CQ_FORMAT_DATA,
-		.wait_obj = FI_WAIT_FD,
-	};
+	unsigned nrecv = BENCH_SERVER_RECVS(window);
 	int ret;
 
 	memset(e, 0, sizeof(*e));
 	ret = fi_av_open(domain, &av_attr, &e->av, NULL);
 	if (ret) {
-		rdm_err("fi_av_open", ret);
+		bfab_err("fi_av_open", ret);
 		goto err;
 	}
-	ret = fi_cq_open(domain, &cq_attr, &e->cq, NULL);
-	if (ret == -FI_ENOSYS || ret == -FI_EINVAL) {
-		/* no fd to wait on: whatever the provider has */
-		cq_attr.wait_obj = FI_WAIT_UNSPEC;
-		ret = fi_cq_open(domain, &cq_attr, &e->cq, NULL);
-	}
-	if (ret) {
-		rdm_err("fi_cq_open", ret);
+	if (bfab_cq_open(domain, window, nrecv, &e->cq) ||
+	    bfab_ep_open(domain, info, &e->av->fid, e->cq, window, nrecv, &e->ep))
 		goto err;
-	}
-	info->tx_attr->op_flags = 0;
-	if (info->tx_attr->size < 2 * (size_t)window + 4)
-		info->tx_attr->size = 2 * (size_t)window + 4;
-	if (info->rx_attr->size < (size_t)BENCH_SERVER_RECVS(window) + 2)
-		info->rx_attr->size = (size_t)BENCH_SERVER_RECVS(window) + 2;
-	ret = fi_endpoint(domain, info, &e->ep, NULL);
-	if (ret) {
-		rdm_err("fi_endpoint", ret);
-		goto err;
-	}
-	ret = fi_ep_bind(e->ep, &e->av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
-	if (!ret)
-		ret = fi_ep_bind(e->ep, &e->cq->fid, FI_RECV);
-	if (ret) {
-		rdm_err("fi_ep_bind", ret);
-		goto err;
-	}
-	ret = fi_enable(e->ep);
-	if (ret) {
-		rdm_err("fi_enable", ret);
-		goto err;
-	}
 	e->ctl = bench_alloc(2 * CTL_LEN);
 	if (e->ctl == NULL) {
 		bench_log("out of memory");
 		goto err;
 	}
-	if (rdm_mr_reg(domain, info, e->ep, e->ctl, 2 * CTL_LEN, 0xc71, &e->ctl_mr, &e->ctl_desc))
+	if (bfab_mr_reg(domain, info, e->ep, e->ctl, 2 * CTL_LEN, 0xc71, &e->ctl_mr, &e->ctl_desc))
 		goto err;
 	e->ctl_ctx[0].ctx = CTL_CTX(0);
 	e->ctl_ctx[1].ctx = CTL_CTX(1);
@@ -654,7 +482,7 @@ static int rdm_ctl_wait(struct rdm_conn *fc, unsigned *want, size_t *len, int ti
 			return -1;
 		}
 		if (n < 0) {
-			rdm_err("fi_cq_read", n);
+			bfab_err("fi_cq_read", n);
 			return -1;
 		}
 		uint64_t ctx = rdm_ctx_of(fc, e.op_context);
@@ -689,10 +517,8 @@ static int rdm_ctl_send(struct rdm_conn *fc, size_t len)
 static int rdm_buf_setup(struct rdm_conn *fc, struct fi_info *info, size_t slot_size,
 			 unsigned nrecv, bool block)
 {
-	size_t data_len = slot_size < 4096 ? 4096 : slot_size;
-
-	fc->base.x = &rdm_xops;
-	fc->block = block;
+	fc->f.base.x = &rdm_xops;
+	fc->f.block = block;
 	fc->need_ctx = rdm_need_ctx(info);
 	if (fc->need_ctx) {
 		fc->tx_ctx = calloc(TX_CTX, sizeof(*fc->tx_ctx));
@@ -702,73 +528,30 @@ static int rdm_buf_setup(struct rdm_conn *fc, struct fi_info *info, size_t slot_
 			return -1;
 		}
 	}
-	fc->buf_len = data_len + (2 + (size_t)nrecv) * slot_size + 64;
-	fc->buf = bench_alloc(fc->buf_len);
-	if (fc->buf == NULL) {
-		bench_log("cannot allocate %zu bytes", fc->buf_len);
-		return -1;
-	}
-	fc->data = fc->buf;
-	fc->base.sbuf = fc->buf + data_len;
-	fc->base.rbuf = fc->base.sbuf + 2 * slot_size;
-	fc->base.slot_size = slot_size;
-	fc->base.nrecv = nrecv;
-	fc->flush_dst = fc->base.rbuf + (size_t)nrecv * slot_size;
-	return rdm_mr_reg(fc->domain, info, fc->e->ep, fc->buf, fc->buf_len, 0x5eed, &fc->mr,
-			  &fc->mr_desc);
+	return bfab_buf_setup(&fc->f, info, fc->e->ep, slot_size, nrecv);
 }
 
 /* rdm_conn_free -- release what a connection holds; the endpoint only if it is its own */
 static void rdm_conn_free(struct rdm_conn *fc)
 {
-	if (fc->progress_running) {
-		atomic_store(&fc->stop, true);
-		pthread_join(fc->progress, NULL);
-	}
-	if (!fc->server) {
+	bfab_progress_stop(&fc->f);
+	if (!fc->f.server) {
 		rdm_ep_close(&fc->own);
-		if (fc->mr)
-			fi_close(&fc->mr->fid);
-		if (fc->domain)
-			fi_close(&fc->domain->fid);
-		if (fc->fabric)
-			fi_close(&fc->fabric->fid);
+		if (fc->f.mr)
+			fi_close(&fc->f.mr->fid);
+		if (fc->f.domain)
+			fi_close(&fc->f.domain->fid);
+		if (fc->f.fabric)
+			fi_close(&fc->f.fabric->fid);
 		if (fc->info)
 			fi_freeinfo(fc->info);
-	} else if (fc->mr) {
-		fi_close(&fc->mr->fid);
+	} else if (fc->f.mr) {
+		fi_close(&fc->f.mr->fid);
 	}
 	free(fc->tx_ctx);
 	free(fc->rx_ctx);
-	free(fc->buf);
+	free(fc->f.buf);
 	free(fc);
-}
-
-/* put_u32 / put_u64 / get_u32 / get_u64 -- little-endian fields */
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
 }
 
 /* rdm_open_domain -- fabric and domain for an fi_info */
@@ -779,17 +562,15 @@ static int rdm_open_domain(struct fi_info *info, struct fid_fabric **fabric,
 
 	ret = fi_fabric(info->fabric_attr, fabric, NULL);
 	if (ret) {
-		rdm_err("fi_fabric", ret);
+		bfab_err("fi_fabric", ret);
 		return -1;
 	}
 	ret = fi_domain(*fabric, info, domain, NULL);
 	if (ret) {
-		rdm_err("fi_domain", ret);
+		bfab_err("fi_domain", ret);
 		return -1;
 	}
-	snprintf(rdm_desc, sizeof(rdm_desc), "libfabric %s (raw) ep=rdm prov=%s write-level=%s",
-		 fi_tostr(&(uint32_t){fi_version()}, FI_TYPE_VERSION), info->fabric_attr->prov_name,
-		 rdm_write_level_name);
+	bfab_describe_fabric(info);
 	return 0;
 }
 
@@ -831,30 +612,30 @@ static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 		goto err;
 	}
 	fc->e = &fc->own;
-	ret = fi_getinfo(RDM_VERSION, cfg->addr, cfg->port, 0, hints, &fc->info);
+	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, 0, hints, &fc->info);
 	if (ret) {
-		rdm_getinfo_err(hints, cfg, ret);
+		bfab_getinfo_err(hints, cfg, ret);
 		goto err;
 	}
 	if (fc->info->dest_addr == NULL) {
 		bench_log("fi_getinfo(%s, %s) gave no destination address", cfg->addr, cfg->port);
 		goto err;
 	}
-	if (rdm_open_domain(fc->info, &fc->fabric, &fc->domain))
+	if (rdm_open_domain(fc->info, &fc->f.fabric, &fc->f.domain))
 		goto err;
-	if (rdm_ep_open(&fc->own, fc->domain, fc->info, cfg->window))
+	if (rdm_ep_open(&fc->own, fc->f.domain, fc->info, cfg->window))
 		goto err;
 	if (rdm_buf_setup(fc, fc->info, cfg->max_size, 1, cfg->block))
 		goto err;
 	ret = fi_av_insert(fc->own.av, fc->info->dest_addr, 1, &fc->peer, 0, NULL);
 	if (ret != 1) {
-		rdm_err("fi_av_insert(server)", ret < 0 ? ret : -FI_EINVAL);
+		bfab_err("fi_av_insert(server)", ret < 0 ? ret : -FI_EINVAL);
 		goto err;
 	}
 	fc->peer_inserted = true;
 	ret = fi_getname(&fc->own.ep->fid, name, &name_len);
 	if (ret) {
-		rdm_err("fi_getname", ret);
+		bfab_err("fi_getname", ret);
 		goto err;
 	}
 	if (rdm_verbose())
@@ -865,8 +646,8 @@ static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 		goto err;
 	}
 	m = (uint8_t *)fc->own.ctl + CTL_LEN;
-	put_u32(m, HELLO_MAGIC);
-	put_u32(m + 4, (uint32_t)name_len);
+	bfab_put_u32(m, HELLO_MAGIC);
+	bfab_put_u32(m + 4, (uint32_t)name_len);
 	memcpy(m + 8, hello, BENCH_HELLO_SIZE);
 	memcpy(m + CTL_HDR, name, name_len);
 	if (rdm_ctl_send(fc, CTL_HDR + name_len))
@@ -874,15 +655,13 @@ static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 	if (rdm_ctl_wait(fc, &want, &len, SETUP_MS, false))
 		goto err;
 	m = (uint8_t *)fc->own.ctl;
-	if (len < SRV_REPLY) {
-		bench_log("the server answered with %zu bytes, not %d", len, SRV_REPLY);
+	if (len < BFAB_REGION_SIZE) {
+		bench_log("the server answered with %zu bytes, not %d", len, BFAB_REGION_SIZE);
 		goto err;
 	}
-	fc->raddr = get_u64(m);
-	fc->rkey = get_u64(m + 8);
-	fc->rlen = get_u64(m + 16);
+	bfab_region_get(&fc->f, m);
 	fi_freeinfo(hints);
-	*conn = &fc->base;
+	*conn = &fc->f.base;
 	return 0;
 err:
 	if (hints)
@@ -941,9 +720,9 @@ static int rdm_server_listen(const struct bench_cfg *cfg, void **listener)
 		goto err;
 	}
 	l->cfg = cfg;
-	ret = fi_getinfo(RDM_VERSION, cfg->addr, cfg->port, FI_SOURCE, hints, &l->info);
+	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, FI_SOURCE, hints, &l->info);
 	if (ret) {
-		rdm_getinfo_err(hints, cfg, ret);
+		bfab_getinfo_err(hints, cfg, ret);
 		goto err;
 	}
 	if (rdm_open_domain(l->info, &l->fabric, &l->domain))
@@ -987,10 +766,10 @@ static int rdm_server_accept(void *listener, const struct bench_cfg *cfg, struct
 		bench_log("out of memory");
 		return -1;
 	}
-	fc->fabric = l->fabric;
-	fc->domain = l->domain;
+	fc->f.fabric = l->fabric;
+	fc->f.domain = l->domain;
 	fc->e = &l->e;
-	fc->server = true;
+	fc->f.server = true;
 	fc->need_ctx = rdm_need_ctx(l->info);
 	fc->info = NULL;
 	for (;;) {
@@ -1008,8 +787,8 @@ static int rdm_server_accept(void *listener, const struct bench_cfg *cfg, struct
 	m = (uint8_t *)l->e.ctl;
 	if (len < CTL_LEN)
 		m[len] = 0; /* a string address (FI_ADDR_STR) ends here at the latest */
-	name_len = len >= CTL_HDR ? get_u32(m + 4) : 0;
-	if (len < CTL_HDR || get_u32(m) != HELLO_MAGIC || name_len == 0 ||
+	name_len = len >= CTL_HDR ? bfab_get_u32(m + 4) : 0;
+	if (len < CTL_HDR || bfab_get_u32(m) != HELLO_MAGIC || name_len == 0 ||
 	    CTL_HDR + name_len > len ||
 	    bench_hello_decode(m + 8, BENCH_HELLO_SIZE, &max_size, &window)) {
 		bench_log("server: a bad hello (%zu bytes)", len);
@@ -1017,7 +796,7 @@ static int rdm_server_accept(void *listener, const struct bench_cfg *cfg, struct
 	}
 	ret = fi_av_insert(l->e.av, m + CTL_HDR, 1, &fc->peer, 0, NULL);
 	if (ret != 1) {
-		rdm_err("fi_av_insert(client)", ret < 0 ? ret : -FI_EINVAL);
+		bfab_err("fi_av_insert(client)", ret < 0 ? ret : -FI_EINVAL);
 		goto err;
 	}
 	fc->peer_inserted = true;
@@ -1027,45 +806,20 @@ static int rdm_server_accept(void *listener, const struct bench_cfg *cfg, struct
 	if (rdm_buf_setup(fc, l->info, max_size, nrecv, cfg->block))
 		goto err;
 	for (unsigned i = 0; i < nrecv; i++)
-		if (rdm_recv(&fc->base, i, BENCH_CTX(BENCH_CTX_RECV, i)))
+		if (rdm_recv(&fc->f.base, i, BENCH_CTX(BENCH_CTX_RECV, i)))
 			goto err;
 
 	/* the remote region is the data area */
-	{
-		uint64_t mode = l->info->domain_attr->mr_mode;
-		/* exactly 1: the legacy FI_MR_BASIC, a name libfabric 2.x deprecates */
-		bool virt = mode == 1 || (mode & FI_MR_VIRT_ADDR);
-		size_t data_len = (size_t)(fc->base.sbuf - fc->data);
-
-		m = (uint8_t *)l->e.ctl + CTL_LEN;
-		put_u64(m, virt ? (uint64_t)(uintptr_t)fc->data : 0);
-		put_u64(m + 8, fi_mr_key(fc->mr));
-		put_u64(m + 16, data_len);
-		put_u32(m + 24, virt ? PD_VIRT : 0);
-	}
-	if (!cfg->no_progress_thread) {
-		fc->wait_fd = -1;
-		ret = fi_control(&l->e.cq->fid, FI_GETWAIT, &fc->wait_fd);
-		if (ret) /* no fd: the thread polls every 10 ms */
-			fc->wait_fd = -1;
-		ret = pthread_create(&fc->progress, NULL, rdm_progress_thread, fc);
-		if (ret) {
-			bench_log("pthread_create: %s", strerror(ret));
-			goto err;
-		}
-		fc->progress_running = true;
-	}
-	want = 2;
-	if (rdm_ctl_send(fc, SRV_REPLY) || rdm_ctl_wait(fc, &want, &len, SETUP_MS, false))
+	bfab_region_put(&fc->f, l->info, (uint8_t *)l->e.ctl + CTL_LEN);
+	if (!cfg->no_progress_thread && bfab_progress_start(&fc->f, l->e.cq, false))
 		goto err;
-	*conn = &fc->base;
+	want = 2;
+	if (rdm_ctl_send(fc, BFAB_REGION_SIZE) || rdm_ctl_wait(fc, &want, &len, SETUP_MS, false))
+		goto err;
+	*conn = &fc->f.base;
 	return 0;
 err:
-	if (fc->progress_running) {
-		atomic_store(&fc->stop, true);
-		pthread_join(fc->progress, NULL);
-		fc->progress_running = false;
-	}
+	bfab_progress_stop(&fc->f);
 	/* posted receives point into the buffer: the endpoint goes first */
 	rdm_ep_close(&l->e);
 	l->open = false;
@@ -1080,11 +834,7 @@ static void rdm_server_close(struct bench_conn *c)
 	struct rdm_listener *l =
 		(struct rdm_listener *)((char *)fc->e - offsetof(struct rdm_listener, e));
 
-	if (fc->progress_running) {
-		atomic_store(&fc->stop, true);
-		pthread_join(fc->progress, NULL);
-		fc->progress_running = false;
-	}
+	bfab_progress_stop(&fc->f);
 	rdm_ep_close(&l->e);
 	l->open = false;
 	rdm_conn_free(fc);
@@ -1110,7 +860,7 @@ static const struct bench_transport rdm_transport = {
 		       "               BENCH_FI_WRITE_LEVEL=none|delivery|commit: add\n"
 		       "               FI_DELIVERY_COMPLETE or FI_COMMIT_COMPLETE to every write\n"
 		       "               BENCH_RDM_VERBOSE=1: log the endpoint addresses\n",
-	.describe = rdm_describe,
+	.describe = bfab_describe,
 	.client_open = rdm_client_open,
 	.client_close = rdm_client_close,
 	.server_listen = rdm_server_listen,
@@ -1122,24 +872,10 @@ static const struct bench_transport rdm_transport = {
 /* main -- the raw libfabric RDM baseline */
 int main(int argc, char *argv[])
 {
-	const char *level = getenv("BENCH_FI_WRITE_LEVEL");
 	const char *ctx = getenv("BENCH_RDM_CONTEXT");
 
 	rdm_force_ctx = ctx && *ctx && strcmp(ctx, "0") != 0;
-
-	if (level && *level && strcmp(level, "none") != 0) {
-		if (strcmp(level, "delivery") == 0) {
-			rdm_write_level = FI_DELIVERY_COMPLETE;
-		} else if (strcmp(level, "commit") == 0) {
-			rdm_write_level = FI_COMMIT_COMPLETE;
-		} else {
-			fprintf(stderr,
-				"baseline-fabric-rdm: BENCH_FI_WRITE_LEVEL=%s: want none, "
-				"delivery or commit\n",
-				level);
-			return 2;
-		}
-		rdm_write_level_name = level;
-	}
+	if (bfab_env("baseline-fabric-rdm", " ep=rdm"))
+		return 2;
 	return bench_main(argc, argv, &rdm_transport);
 }
