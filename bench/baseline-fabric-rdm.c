@@ -183,9 +183,10 @@ static int rdm_post_ret(const char *call, ssize_t ret)
 /* ------------------------------------------------------------- data path */
 
 /* rdm_post_rma -- one fi_writemsg / fi_readmsg to the peer */
-static int rdm_post_rma(struct rdm_conn *fc, bool write, char *local, size_t len, uint64_t flags,
+static int rdm_post_rma(struct bfab_conn *c, bool write, char *local, size_t len, uint64_t flags,
 			uint64_t data, uint64_t ctx)
 {
+	struct rdm_conn *fc = (struct rdm_conn *)c;
 	struct iovec iov = {.iov_base = local, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = fc->f.raddr, .len = len, .key = fc->f.rkey};
 	struct fi_msg_rma msg = {
@@ -219,35 +220,25 @@ static int rdm_post_rma(struct rdm_conn *fc, bool write, char *local, size_t len
 /* rdm_write -- write len bytes to remote offset 0 */
 static int rdm_write(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct rdm_conn *fc = (struct rdm_conn *)c;
-
-	return rdm_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled), 0, ctx);
+	return bfab_write(c, rdm_post_rma, len, signaled, ctx);
 }
 
 /* rdm_read -- read len bytes from remote offset 0 */
 static int rdm_read(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct rdm_conn *fc = (struct rdm_conn *)c;
-
-	return rdm_post_rma(fc, false, fc->f.data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return bfab_read(c, rdm_post_rma, len, signaled, ctx);
 }
 
-/* rdm_flush -- an 8-byte read behind the writes makes them visible at the target */
+/* rdm_flush -- an 8-byte read behind the writes */
 static int rdm_flush(struct bench_conn *c, size_t len, bool persistent, uint64_t ctx)
 {
-	struct rdm_conn *fc = (struct rdm_conn *)c;
-
-	(void)len;
-	(void)persistent;
-	return rdm_post_rma(fc, false, fc->f.flush_dst, 8, FI_COMPLETION, 0, ctx);
+	return bfab_flush(c, rdm_post_rma, ctx);
 }
 
-/* rdm_atomic_write -- an 8-byte write, as the MSG baseline does */
+/* rdm_atomic_write -- an 8-byte write */
 static int rdm_atomic_write(struct bench_conn *c, bool signaled, uint64_t ctx)
 {
-	struct rdm_conn *fc = (struct rdm_conn *)c;
-
-	return rdm_post_rma(fc, true, fc->f.data, 8, bfab_wflags(signaled), 0, ctx);
+	return bfab_atomic_write(c, rdm_post_rma, signaled, ctx);
 }
 
 /* rdm_write_imm -- a write carrying remote CQ data */
@@ -258,8 +249,7 @@ static int rdm_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool si
 
 	if (fc->info && fc->info->domain_attr->cq_data_size < sizeof(imm))
 		return BENCH_E_NOSUPP;
-	return rdm_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled) | FI_REMOTE_CQ_DATA,
-			    imm, ctx);
+	return bfab_write_imm(c, rdm_post_rma, len, imm, signaled, ctx);
 }
 
 /* rdm_post_send -- one fi_sendmsg of len bytes at buf */

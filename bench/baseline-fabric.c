@@ -59,9 +59,10 @@ static struct fi_info *fab_hints(void)
 /* ------------------------------------------------------------- data path */
 
 /* fab_post_rma -- one fi_writemsg / fi_readmsg */
-static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len, uint64_t flags,
+static int fab_post_rma(struct bfab_conn *c, bool write, char *local, size_t len, uint64_t flags,
 			uint64_t data, uint64_t ctx)
 {
+	struct fab_conn *fc = (struct fab_conn *)c;
 	struct iovec iov = {.iov_base = local, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = fc->f.raddr, .len = len, .key = fc->f.rkey};
 	struct fi_msg_rma msg = {
@@ -94,45 +95,32 @@ static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len
 /* fab_write -- write len bytes to remote offset 0 */
 static int fab_write(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled), 0, ctx);
+	return bfab_write(c, fab_post_rma, len, signaled, ctx);
 }
 
 /* fab_read -- read len bytes from remote offset 0 */
 static int fab_read(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, false, fc->f.data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return bfab_read(c, fab_post_rma, len, signaled, ctx);
 }
 
-/* fab_flush -- an 8-byte read behind the writes makes them visible at the target */
+/* fab_flush -- an 8-byte read behind the writes */
 static int fab_flush(struct bench_conn *c, size_t len, bool persistent, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	(void)len;
-	(void)persistent;
-	return fab_post_rma(fc, false, fc->f.flush_dst, 8, FI_COMPLETION, 0, ctx);
+	return bfab_flush(c, fab_post_rma, ctx);
 }
 
-/* fab_atomic_write -- an 8-byte write (the MSG providers here have no FI_ATOMIC) */
+/* fab_atomic_write -- an 8-byte write */
 static int fab_atomic_write(struct bench_conn *c, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->f.data, 8, bfab_wflags(signaled), 0, ctx);
+	return bfab_atomic_write(c, fab_post_rma, signaled, ctx);
 }
 
 /* fab_write_imm -- a write carrying remote CQ data */
 static int fab_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool signaled,
 			 uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->f.data, len, bfab_wflags(signaled) | FI_REMOTE_CQ_DATA,
-			    imm, ctx);
+	return bfab_write_imm(c, fab_post_rma, len, imm, signaled, ctx);
 }
 
 /* fab_send -- send len bytes from a send slot */

@@ -155,4 +155,61 @@ static inline void bfab_wc_set(struct bench_wc *wc, const struct fi_cq_data_entr
 	}
 }
 
+/*
+ * bfab_post_rma_fn -- a transport's one fi_writemsg (write) / fi_readmsg of
+ * len bytes at local to or from the start of the remote region
+ */
+typedef int bfab_post_rma_fn(struct bfab_conn *c, bool write, char *local, size_t len,
+			     uint64_t flags, uint64_t data, uint64_t ctx);
+
+/*
+ * The engine's RMA operations as both baselines make them; a transport's
+ * bench_xops functions call these with its own post_rma (a constant, so
+ * the call is direct once inlined).
+ */
+
+/* bfab_write -- write len bytes to remote offset 0 */
+static inline int bfab_write(struct bench_conn *c, bfab_post_rma_fn *post_rma, size_t len,
+			     bool signaled, uint64_t ctx)
+{
+	struct bfab_conn *f = (struct bfab_conn *)c;
+
+	return post_rma(f, true, f->data, len, bfab_wflags(signaled), 0, ctx);
+}
+
+/* bfab_read -- read len bytes from remote offset 0 */
+static inline int bfab_read(struct bench_conn *c, bfab_post_rma_fn *post_rma, size_t len,
+			    bool signaled, uint64_t ctx)
+{
+	struct bfab_conn *f = (struct bfab_conn *)c;
+
+	return post_rma(f, false, f->data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+}
+
+/* bfab_flush -- an 8-byte read behind the writes makes them visible at the target */
+static inline int bfab_flush(struct bench_conn *c, bfab_post_rma_fn *post_rma, uint64_t ctx)
+{
+	struct bfab_conn *f = (struct bfab_conn *)c;
+
+	return post_rma(f, false, f->flush_dst, 8, FI_COMPLETION, 0, ctx);
+}
+
+/* bfab_atomic_write -- an 8-byte write (the providers here have no FI_ATOMIC) */
+static inline int bfab_atomic_write(struct bench_conn *c, bfab_post_rma_fn *post_rma, bool signaled,
+				    uint64_t ctx)
+{
+	struct bfab_conn *f = (struct bfab_conn *)c;
+
+	return post_rma(f, true, f->data, 8, bfab_wflags(signaled), 0, ctx);
+}
+
+/* bfab_write_imm -- a write carrying remote CQ data */
+static inline int bfab_write_imm(struct bench_conn *c, bfab_post_rma_fn *post_rma, size_t len,
+				 uint32_t imm, bool signaled, uint64_t ctx)
+{
+	struct bfab_conn *f = (struct bfab_conn *)c;
+
+	return post_rma(f, true, f->data, len, bfab_wflags(signaled) | FI_REMOTE_CQ_DATA, imm, ctx);
+}
+
 #endif /* BENCH_FABRIC_H */
