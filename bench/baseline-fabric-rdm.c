@@ -252,51 +252,28 @@ static int rdm_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool si
 	return bfab_write_imm(c, rdm_post_rma, len, imm, signaled, ctx);
 }
 
-/* rdm_post_send -- one fi_sendmsg of len bytes at buf */
-static int rdm_post_send(struct rdm_conn *fc, void *buf, void *desc, size_t len, uint64_t flags,
-			 void *context)
+/* rdm_post_msg -- one fi_sendmsg (send) to addr, or fi_recvmsg from addr, of len bytes at buf */
+static int rdm_post_msg(struct rdm_ep *e, bool send, fi_addr_t addr, void *buf, void *desc,
+			size_t len, uint64_t flags, void *context)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
 		.desc = &desc,
 		.iov_count = 1,
-		.addr = fc->peer,
+		.addr = addr,
 		.context = context,
 	};
+	const char *call = send ? "fi_sendmsg" : "fi_recvmsg";
 	unsigned tries = 0;
 	uint64_t t0 = 0;
 	ssize_t ret;
 
 	do {
-		ret = fi_sendmsg(fc->e->ep, &msg, flags);
-	} while (ret == -FI_EAGAIN && rdm_again(fc->e->cq, "fi_sendmsg", &tries, &t0));
+		ret = send ? fi_sendmsg(e->ep, &msg, flags) : fi_recvmsg(e->ep, &msg, flags);
+	} while (ret == -FI_EAGAIN && rdm_again(e->cq, call, &tries, &t0));
 	if (ret)
-		return rdm_post_ret("fi_sendmsg", ret);
-	return 0;
-}
-
-/* rdm_post_recv -- one fi_recvmsg into buf (from any source) */
-static int rdm_post_recv(struct fid_ep *ep, struct fid_cq *cq, void *buf, void *desc, size_t len,
-			 void *context)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_msg msg = {
-		.msg_iov = &iov,
-		.desc = &desc,
-		.iov_count = 1,
-		.addr = FI_ADDR_UNSPEC,
-		.context = context,
-	};
-	unsigned tries = 0;
-	uint64_t t0 = 0;
-	ssize_t ret;
-
-	do {
-		ret = fi_recvmsg(ep, &msg, 0);
-	} while (ret == -FI_EAGAIN && rdm_again(cq, "fi_recvmsg", &tries, &t0));
-	if (ret)
-		return rdm_post_ret("fi_recvmsg", ret);
+		return rdm_post_ret(call, ret);
 	return 0;
 }
 
@@ -312,8 +289,8 @@ static int rdm_send(struct bench_conn *c, unsigned slot, size_t len, bool signal
 		if (flag == BENCH_FLAG_BYE)
 			fc->bye_sent = true;
 	}
-	return rdm_post_send(fc, buf, fc->f.mr_desc, len, signaled ? FI_COMPLETION : 0,
-			     rdm_op_ctx(fc, ctx));
+	return rdm_post_msg(fc->e, true, fc->peer, buf, fc->f.mr_desc, len,
+			    signaled ? FI_COMPLETION : 0, rdm_op_ctx(fc, ctx));
 }
 
 /* rdm_recv -- post a receive into a receive slot */
@@ -326,8 +303,8 @@ static int rdm_recv(struct bench_conn *c, unsigned slot, uint64_t ctx)
 		fc->rx_ctx[slot].ctx = ctx;
 		context = &fc->rx_ctx[slot];
 	}
-	return rdm_post_recv(fc->e->ep, fc->e->cq, c->rbuf + (size_t)slot * c->slot_size,
-			     fc->f.mr_desc, c->slot_size, context);
+	return rdm_post_msg(fc->e, false, FI_ADDR_UNSPEC, c->rbuf + (size_t)slot * c->slot_size,
+			    fc->f.mr_desc, c->slot_size, 0, context);
 }
 
 /* rdm_poll -- read completions; an error entry is returned as a failed bench_wc */
@@ -423,9 +400,9 @@ static int rdm_ep_open(struct rdm_ep *e, struct fid_domain *domain, struct fi_in
 		goto err;
 	e->ctl_ctx[0].ctx = CTL_CTX(0);
 	e->ctl_ctx[1].ctx = CTL_CTX(1);
-	if (rdm_post_recv(e->ep, e->cq, e->ctl, e->ctl_desc, CTL_LEN,
-			  rdm_need_ctx(info) ? (void *)&e->ctl_ctx[0]
-					     : (void *)(uintptr_t)CTL_CTX(0)))
+	if (rdm_post_msg(e, false, FI_ADDR_UNSPEC, e->ctl, e->ctl_desc, CTL_LEN, 0,
+			 rdm_need_ctx(info) ? (void *)&e->ctl_ctx[0]
+					    : (void *)(uintptr_t)CTL_CTX(0)))
 		goto err;
 	e->ctl_recv_posted = true;
 	return 0;
@@ -496,8 +473,8 @@ static int rdm_ctl_send(struct rdm_conn *fc, size_t len)
 {
 	void *context = fc->need_ctx ? (void *)&fc->e->ctl_ctx[1] : (void *)(uintptr_t)CTL_CTX(1);
 
-	return rdm_post_send(fc, fc->e->ctl + CTL_LEN, fc->e->ctl_desc, len, FI_COMPLETION,
-			     context);
+	return rdm_post_msg(fc->e, true, fc->peer, fc->e->ctl + CTL_LEN, fc->e->ctl_desc, len,
+			    FI_COMPLETION, context);
 }
 
 /*
@@ -589,7 +566,6 @@ static bool rdm_verbose(void)
 static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, size_t hello_len,
 			   struct bench_conn **conn)
 {
-	struct fi_info *hints = rdm_hints();
 	struct rdm_conn *fc = calloc(1, sizeof(*fc));
 	char name[NAME_MAX_LEN], s1[128], s2[128];
 	size_t name_len = sizeof(name), len = 0;
@@ -597,16 +573,14 @@ static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 	uint8_t *m;
 	int ret;
 
-	if (hints == NULL || fc == NULL) {
+	if (fc == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
 	fc->e = &fc->own;
-	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, 0, hints, &fc->info);
-	if (ret) {
-		bfab_getinfo_err(hints, cfg, ret);
+	fc->info = bfab_getinfo(cfg, rdm_hints(), 0);
+	if (fc->info == NULL)
 		goto err;
-	}
 	if (fc->info->dest_addr == NULL) {
 		bench_log("fi_getinfo(%s, %s) gave no destination address", cfg->addr, cfg->port);
 		goto err;
@@ -650,12 +624,9 @@ static int rdm_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 		goto err;
 	}
 	bfab_region_get(&fc->f, m);
-	fi_freeinfo(hints);
 	*conn = &fc->f.base;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
 	if (fc)
 		rdm_conn_free(fc);
 	return -1;
@@ -701,30 +672,23 @@ static int rdm_listener_open(struct rdm_listener *l)
 /* rdm_server_listen -- an endpoint on cfg->addr:cfg->port, waiting for a hello */
 static int rdm_server_listen(const struct bench_cfg *cfg, void **listener)
 {
-	struct fi_info *hints = rdm_hints();
 	struct rdm_listener *l = calloc(1, sizeof(*l));
-	int ret;
 
-	if (hints == NULL || l == NULL) {
+	if (l == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
 	l->cfg = cfg;
-	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, FI_SOURCE, hints, &l->info);
-	if (ret) {
-		bfab_getinfo_err(hints, cfg, ret);
+	l->info = bfab_getinfo(cfg, rdm_hints(), FI_SOURCE);
+	if (l->info == NULL)
 		goto err;
-	}
 	if (rdm_open_domain(l->info, &l->fabric, &l->domain))
 		goto err;
 	if (rdm_listener_open(l))
 		goto err;
-	fi_freeinfo(hints);
 	*listener = l;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
 	if (l) {
 		if (l->domain)
 			fi_close(&l->domain->fid);

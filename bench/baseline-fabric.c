@@ -352,7 +352,6 @@ static int fab_open_fabric(struct fi_info *info, struct fid_fabric **fabric, str
 static int fab_client_open(const struct bench_cfg *cfg, const uint8_t *hello, size_t hello_len,
 			   struct bench_conn **conn)
 {
-	struct fi_info *hints = fab_hints();
 	union {
 		struct fi_eq_cm_entry e;
 		uint8_t raw[sizeof(struct fi_eq_cm_entry) + PDATA_MAX];
@@ -361,15 +360,13 @@ static int fab_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 	size_t plen;
 	int ret;
 
-	if (hints == NULL || fc == NULL) {
+	if (fc == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
-	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, 0, hints, &fc->info);
-	if (ret) {
-		bfab_getinfo_err(hints, cfg, ret);
+	fc->info = bfab_getinfo(cfg, fab_hints(), 0);
+	if (fc->info == NULL)
 		goto err;
-	}
 	if (fab_open_fabric(fc->info, &fc->f.fabric, &fc->eq))
 		goto err;
 	if (fab_conn_setup(fc, fc->info, fc->eq, cfg->max_size, 1, cfg->window, cfg->block))
@@ -388,12 +385,9 @@ static int fab_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 	}
 	bfab_region_get(&fc->f, ev.e.data);
 	/* the client's EQ is not watched on the data path */
-	fi_freeinfo(hints);
 	*conn = &fc->f.base;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
 	if (fc)
 		fab_conn_free(fc, true);
 	return -1;
@@ -411,20 +405,17 @@ static void fab_client_close(struct bench_conn *c)
 /* fab_server_listen -- a passive endpoint on cfg->addr:cfg->port */
 static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 {
-	struct fi_info *hints = fab_hints();
 	struct fab_listener *l = calloc(1, sizeof(*l));
 	int ret;
 
-	if (hints == NULL || l == NULL) {
+	if (l == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
 	l->cfg = cfg;
-	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, FI_SOURCE, hints, &l->info);
-	if (ret) {
-		bfab_getinfo_err(hints, cfg, ret);
+	l->info = bfab_getinfo(cfg, fab_hints(), FI_SOURCE);
+	if (l->info == NULL)
 		goto err;
-	}
 	if (fab_open_fabric(l->info, &l->fabric, &l->eq))
 		goto err;
 	ret = fi_passive_ep(l->fabric, l->info, &l->pep, NULL);
@@ -436,12 +427,9 @@ static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 		bfab_err("fi_passive_ep/fi_pep_bind/fi_listen", ret);
 		goto err;
 	}
-	fi_freeinfo(hints);
 	*listener = l;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
 	if (l) {
 		if (l->pep)
 			fi_close(&l->pep->fid);

@@ -22,15 +22,25 @@ void bfab_err(const char *call, ssize_t ret)
 	bench_log("%s: %s (%zd)", call, fi_strerror((int)-ret), ret);
 }
 
-/* bfab_getinfo_err -- log a failed fi_getinfo, naming the provider when there is none */
-void bfab_getinfo_err(const struct fi_info *hints, const struct bench_cfg *cfg, int ret)
+/* bfab_getinfo -- fi_getinfo(cfg->addr, cfg->port, flags) with hints, which it frees */
+struct fi_info *bfab_getinfo(const struct bench_cfg *cfg, struct fi_info *hints, uint64_t flags)
 {
-	if (ret == -FI_ENODATA)
+	struct fi_info *info = NULL;
+	int ret;
+
+	if (hints == NULL) {
+		bench_log("out of memory");
+		return NULL;
+	}
+	ret = fi_getinfo(BFAB_VERSION, cfg->addr, cfg->port, flags, hints, &info);
+	if (ret == -FI_ENODATA) /* name the provider there is none of */
 		bench_log("fi_getinfo: no %s provider \"%s\" for %s:%s (%s)",
 			  fi_tostr(&hints->ep_attr->type, FI_TYPE_EP_TYPE),
 			  hints->fabric_attr->prov_name, cfg->addr, cfg->port, fi_strerror(-ret));
-	else
+	else if (ret)
 		bfab_err("fi_getinfo", ret);
+	fi_freeinfo(hints);
+	return ret ? NULL : info;
 }
 
 /* bfab_hints -- fi_allocinfo() with what every fi_getinfo() of a baseline asks */

@@ -59,8 +59,11 @@ struct bfab_conn {
 /* bfab_err -- log a failed libfabric call */
 void bfab_err(const char *call, ssize_t ret);
 
-/* bfab_getinfo_err -- log a failed fi_getinfo, naming the provider when there is none */
-void bfab_getinfo_err(const struct fi_info *hints, const struct bench_cfg *cfg, int ret);
+/*
+ * bfab_getinfo -- fi_getinfo(cfg->addr, cfg->port, flags) with hints, which
+ * it frees (NULL: out of memory); NULL (said in the log) when it fails
+ */
+struct fi_info *bfab_getinfo(const struct bench_cfg *cfg, struct fi_info *hints, uint64_t flags);
 
 /* bfab_hints -- fi_allocinfo() with what every fi_getinfo() of a baseline asks */
 struct fi_info *bfab_hints(enum fi_ep_type type, uint64_t mode, uint64_t mr_mode,
