@@ -669,6 +669,22 @@ static int rdm_listener_open(struct rdm_listener *l)
 	return 0;
 }
 
+/* rdm_server_shutdown -- stop listening (also a listener half open) */
+static void rdm_server_shutdown(void *listener)
+{
+	struct rdm_listener *l = listener;
+
+	if (l->open)
+		rdm_ep_close(&l->e);
+	if (l->domain)
+		fi_close(&l->domain->fid);
+	if (l->fabric)
+		fi_close(&l->fabric->fid);
+	if (l->info)
+		fi_freeinfo(l->info);
+	free(l);
+}
+
 /* rdm_server_listen -- an endpoint on cfg->addr:cfg->port, waiting for a hello */
 static int rdm_server_listen(const struct bench_cfg *cfg, void **listener)
 {
@@ -689,15 +705,7 @@ static int rdm_server_listen(const struct bench_cfg *cfg, void **listener)
 	*listener = l;
 	return 0;
 err:
-	if (l) {
-		if (l->domain)
-			fi_close(&l->domain->fid);
-		if (l->fabric)
-			fi_close(&l->fabric->fid);
-		if (l->info)
-			fi_freeinfo(l->info);
-		free(l);
-	}
+	rdm_server_shutdown(l);
 	return -1;
 }
 
@@ -792,19 +800,6 @@ static void rdm_server_close(struct bench_conn *c)
 	rdm_ep_close(&l->e);
 	l->open = false;
 	rdm_conn_free(fc);
-}
-
-/* rdm_server_shutdown -- stop listening */
-static void rdm_server_shutdown(void *listener)
-{
-	struct rdm_listener *l = listener;
-
-	if (l->open)
-		rdm_ep_close(&l->e);
-	fi_close(&l->domain->fid);
-	fi_close(&l->fabric->fid);
-	fi_freeinfo(l->info);
-	free(l);
 }
 
 static const struct bench_transport rdm_transport = {

@@ -402,6 +402,22 @@ static void fab_client_close(struct bench_conn *c)
 	fab_conn_free(fc, true);
 }
 
+/* fab_server_shutdown -- stop listening (also a listener half open) */
+static void fab_server_shutdown(void *listener)
+{
+	struct fab_listener *l = listener;
+
+	if (l->pep)
+		fi_close(&l->pep->fid);
+	if (l->eq)
+		fi_close(&l->eq->fid);
+	if (l->fabric)
+		fi_close(&l->fabric->fid);
+	if (l->info)
+		fi_freeinfo(l->info);
+	free(l);
+}
+
 /* fab_server_listen -- a passive endpoint on cfg->addr:cfg->port */
 static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 {
@@ -430,17 +446,7 @@ static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 	*listener = l;
 	return 0;
 err:
-	if (l) {
-		if (l->pep)
-			fi_close(&l->pep->fid);
-		if (l->eq)
-			fi_close(&l->eq->fid);
-		if (l->fabric)
-			fi_close(&l->fabric->fid);
-		if (l->info)
-			fi_freeinfo(l->info);
-		free(l);
-	}
+	fab_server_shutdown(l);
 	return -1;
 }
 
@@ -517,18 +523,6 @@ static void fab_server_close(struct bench_conn *c)
 
 	fi_shutdown(fc->ep, 0);
 	fab_conn_free(fc, false);
-}
-
-/* fab_server_shutdown -- stop listening */
-static void fab_server_shutdown(void *listener)
-{
-	struct fab_listener *l = listener;
-
-	fi_close(&l->pep->fid);
-	fi_close(&l->eq->fid);
-	fi_close(&l->fabric->fid);
-	fi_freeinfo(l->info);
-	free(l);
 }
 
 static const struct bench_transport fab_transport = {
