@@ -12,13 +12,10 @@
  * RMA data when somebody reads the CQ.
  */
 
-#include "bench.h"
+#include "bench-fabric.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,42 +28,17 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#define FAB_VERSION FI_VERSION(1, 10)
-#define PDATA_MAX   256
-#define SRV_PDATA   28 /* u64 addr | u64 key | u64 len | u32 flags */
-#define PD_VIRT	    1u /* remote addresses are virtual addresses, not offsets */
+#define PDATA_MAX 256
 
-static char fab_desc[160] = "libfabric (raw)";
-
-/* extra flags of every write: BENCH_FI_WRITE_LEVEL=none|delivery|commit */
-static uint64_t fab_write_level;
-static const char *fab_write_level_name = "none";
-
+/* a connection: the shared part (its fabric is owned only by a client) and the MSG part */
 struct fab_conn {
-	struct bench_conn base; /* first: the engine's view */
+	struct bfab_conn f; /* first: its first is the engine's view */
 	struct fi_info *info;
-	struct fid_fabric *fabric; /* owned only by a client */
-	struct fid_domain *domain;
 	struct fid_eq *eq;   /* owned only by a client */
 	struct fid_pep *pep; /* the server's listener */
 	struct fid_cq *cq;
 	struct fid_ep *ep;
-	struct fid_mr *mr; /* the whole local buffer */
-	void *mr_desc;
-	char *buf; /* data | 2 send slots | receive slots | 8-byte flush target */
-	size_t buf_len;
-	char *data;
-	char *flush_dst;
-	/* the remote region */
-	uint64_t raddr, rkey, rlen;
-	bool block;
-	bool server; /* watches the EQ for the client leaving */
-	unsigned idle_polls;
-	/* the server's progress thread */
-	pthread_t progress;
-	bool progress_running;
-	atomic_bool stop;
-	int wait_fd;
+	unsigned idle_polls; /* a server watches the EQ for the client leaving */
 };
 
 struct fab_listener {
@@ -77,51 +49,25 @@ struct fab_listener {
 	const struct bench_cfg *cfg;
 };
 
-/* fab_err -- log a failed libfabric call */
-static void fab_err(const char *call, ssize_t ret)
-{
-	bench_log("%s: %s (%zd)", call, fi_strerror((int)-ret), ret);
-}
-
 /* fab_hints -- the hints every fi_getinfo() of ours uses */
 static struct fi_info *fab_hints(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	const char *prov = getenv("FI_PROVIDER");
-
-	if (hints == NULL)
-		return NULL;
-	hints->ep_attr->type = FI_EP_MSG;
-	hints->caps = FI_MSG | FI_RMA;
-	hints->mode = FI_RX_CQ_DATA;
-	hints->domain_attr->mr_mode =
-		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->domain_attr->threading = FI_THREAD_SAFE;
-	hints->fabric_attr->prov_name = strdup(prov && *prov ? prov : "tcp");
-	if (hints->fabric_attr->prov_name == NULL) {
-		fi_freeinfo(hints);
-		return NULL;
-	}
-	return hints;
-}
-
-/* fab_describe -- the header description */
-static const char *fab_describe(void)
-{
-	return fab_desc;
+	return bfab_hints(FI_EP_MSG, FI_RX_CQ_DATA,
+			  FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, "tcp");
 }
 
 /* ------------------------------------------------------------- data path */
 
 /* fab_post_rma -- one fi_writemsg / fi_readmsg */
-static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len, uint64_t flags,
+static int fab_post_rma(struct bfab_conn *c, bool write, char *local, size_t len, uint64_t flags,
 			uint64_t data, uint64_t ctx)
 {
+	struct fab_conn *fc = (struct fab_conn *)c;
 	struct iovec iov = {.iov_base = local, .iov_len = len};
-	struct fi_rma_iov rma = {.addr = fc->raddr, .len = len, .key = fc->rkey};
+	struct fi_rma_iov rma = {.addr = fc->f.raddr, .len = len, .key = fc->f.rkey};
 	struct fi_msg_rma msg = {
 		.msg_iov = &iov,
-		.desc = &fc->mr_desc,
+		.desc = &fc->f.mr_desc,
 		.iov_count = 1,
 		.rma_iov = &rma,
 		.rma_iov_count = 1,
@@ -130,8 +76,8 @@ static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len
 	};
 	ssize_t ret;
 
-	if (len > fc->rlen) {
-		bench_log("%zu B does not fit the remote region (%" PRIu64 " B)", len, fc->rlen);
+	if (len > fc->f.rlen) {
+		bench_log("%zu B does not fit the remote region (%" PRIu64 " B)", len, fc->f.rlen);
 		return BENCH_E_FAIL;
 	}
 	do {
@@ -140,7 +86,7 @@ static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len
 			fi_cq_read(fc->cq, NULL, 0); /* make room: progress */
 	} while (ret == -FI_EAGAIN);
 	if (ret) {
-		fab_err(write ? "fi_writemsg" : "fi_readmsg", ret);
+		bfab_err(write ? "fi_writemsg" : "fi_readmsg", ret);
 		return BENCH_E_FAIL;
 	}
 	return 0;
@@ -149,48 +95,32 @@ static int fab_post_rma(struct fab_conn *fc, bool write, char *local, size_t len
 /* fab_write -- write len bytes to remote offset 0 */
 static int fab_write(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->data, len,
-			    fab_write_level | (signaled ? FI_COMPLETION : 0), 0, ctx);
+	return bfab_write(c, fab_post_rma, len, signaled, ctx);
 }
 
 /* fab_read -- read len bytes from remote offset 0 */
 static int fab_read(struct bench_conn *c, size_t len, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, false, fc->data, len, signaled ? FI_COMPLETION : 0, 0, ctx);
+	return bfab_read(c, fab_post_rma, len, signaled, ctx);
 }
 
-/* fab_flush -- an 8-byte read behind the writes makes them visible at the target */
+/* fab_flush -- an 8-byte read behind the writes */
 static int fab_flush(struct bench_conn *c, size_t len, bool persistent, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	(void)len;
-	(void)persistent;
-	return fab_post_rma(fc, false, fc->flush_dst, 8, FI_COMPLETION, 0, ctx);
+	return bfab_flush(c, fab_post_rma, ctx);
 }
 
-/* fab_atomic_write -- an 8-byte write (the MSG providers here have no FI_ATOMIC) */
+/* fab_atomic_write -- an 8-byte write */
 static int fab_atomic_write(struct bench_conn *c, bool signaled, uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->data, 8, fab_write_level | (signaled ? FI_COMPLETION : 0),
-			    0, ctx);
+	return bfab_atomic_write(c, fab_post_rma, signaled, ctx);
 }
 
 /* fab_write_imm -- a write carrying remote CQ data */
 static int fab_write_imm(struct bench_conn *c, size_t len, uint32_t imm, bool signaled,
 			 uint64_t ctx)
 {
-	struct fab_conn *fc = (struct fab_conn *)c;
-
-	return fab_post_rma(fc, true, fc->data, len,
-			    fab_write_level | FI_REMOTE_CQ_DATA | (signaled ? FI_COMPLETION : 0),
-			    imm, ctx);
+	return bfab_write_imm(c, fab_post_rma, len, imm, signaled, ctx);
 }
 
 /* fab_send -- send len bytes from a send slot */
@@ -200,7 +130,7 @@ static int fab_send(struct bench_conn *c, unsigned slot, size_t len, bool signal
 	struct iovec iov = {.iov_base = c->sbuf + (size_t)slot * c->slot_size, .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
-		.desc = &fc->mr_desc,
+		.desc = &fc->f.mr_desc,
 		.iov_count = 1,
 		.context = (void *)(uintptr_t)ctx,
 	};
@@ -212,7 +142,7 @@ static int fab_send(struct bench_conn *c, unsigned slot, size_t len, bool signal
 			fi_cq_read(fc->cq, NULL, 0);
 	} while (ret == -FI_EAGAIN);
 	if (ret) {
-		fab_err("fi_sendmsg", ret);
+		bfab_err("fi_sendmsg", ret);
 		return BENCH_E_FAIL;
 	}
 	return 0;
@@ -226,7 +156,7 @@ static int fab_recv(struct bench_conn *c, unsigned slot, uint64_t ctx)
 			    .iov_len = c->slot_size};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
-		.desc = &fc->mr_desc,
+		.desc = &fc->f.mr_desc,
 		.iov_count = 1,
 		.context = (void *)(uintptr_t)ctx,
 	};
@@ -238,7 +168,7 @@ static int fab_recv(struct bench_conn *c, unsigned slot, uint64_t ctx)
 			fi_cq_read(fc->cq, NULL, 0);
 	} while (ret == -FI_EAGAIN);
 	if (ret) {
-		fab_err("fi_recvmsg", ret);
+		bfab_err("fi_recvmsg", ret);
 		return BENCH_E_FAIL;
 	}
 	return 0;
@@ -278,16 +208,11 @@ static int fab_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	struct fi_cq_data_entry e[32];
 	ssize_t n;
 
-	if (max > 32)
-		max = 32;
 	*got = 0;
-	if (block)
-		n = fi_cq_sread(fc->cq, e, (size_t)max, NULL, fc->server ? 1000 : -1);
-	else
-		n = fi_cq_read(fc->cq, e, (size_t)max);
+	n = bfab_cq_take(fc->cq, e, max, block, fc->f.server ? 1000 : -1);
 	if (n == -FI_EAGAIN) {
 		/* the server watches for the client leaving without a goodbye */
-		if (fc->server && (block || ++fc->idle_polls >= 4096)) {
+		if (fc->f.server && (block || ++fc->idle_polls >= 4096)) {
 			fc->idle_polls = 0;
 			if (fab_peer_gone(fc))
 				return BENCH_E_CLOSED;
@@ -297,32 +222,20 @@ static int fab_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 
-		if (fi_cq_readerr(fc->cq, &err, 0) < 0)
+		if (bfab_cq_readerr(fc->cq, &err))
 			return BENCH_E_FAIL;
 		wc[0] = (struct bench_wc){
 			.ctx = (uint64_t)(uintptr_t)err.op_context, .ok = false, .status = err.err};
-		bench_log("CQ error: %s (prov_errno %d)", fi_strerror(err.err), err.prov_errno);
 		*got = 1;
 		return 0;
 	}
 	if (n < 0) {
-		fab_err(block ? "fi_cq_sread" : "fi_cq_read", n);
+		bfab_err(block ? "fi_cq_sread" : "fi_cq_read", n);
 		return BENCH_E_FAIL;
 	}
 	fc->idle_polls = 0;
-	for (ssize_t i = 0; i < n; i++) {
-		wc[i] = (struct bench_wc){
-			.ctx = (uint64_t)(uintptr_t)e[i].op_context,
-			.len = (uint32_t)e[i].len,
-			.ok = true,
-		};
-		if (e[i].flags & FI_REMOTE_CQ_DATA) {
-			wc[i].has_imm = true;
-			wc[i].imm = (uint32_t)e[i].data;
-			if (!(e[i].flags & FI_RECV))
-				wc[i].ctx = 0; /* no receive was consumed */
-		}
-	}
+	for (ssize_t i = 0; i < n; i++)
+		bfab_wc_set(&wc[i], &e[i], (uint64_t)(uintptr_t)e[i].op_context);
 	*got = (int)n;
 	return 0;
 }
@@ -340,137 +253,47 @@ static const struct bench_xops fab_xops = {
 
 /* ------------------------------------------------------ connection setup */
 
-/* fab_progress_thread -- drive the provider while the server's CQ is idle */
-static void *fab_progress_thread(void *arg)
-{
-	struct fab_conn *fc = arg;
-	struct fid *fids[1] = {&fc->cq->fid};
-	struct pollfd p = {.fd = fc->wait_fd, .events = POLLIN};
-
-	while (!atomic_load(&fc->stop)) {
-		bool woke = true; /* fi_trywait fails when completions are waiting */
-
-		if (fi_trywait(fc->fabric, fids, 1) == FI_SUCCESS)
-			woke = poll(&p, 1, 10) > 0;
-		fi_cq_read(fc->cq, NULL, 0); /* progresses without taking entries */
-		/*
-		 * The data this thread just consumed will not wake a main thread
-		 * sleeping in fi_cq_sread on the same sockets: wake it ourselves.
-		 */
-		if (woke && fc->block)
-			fi_cq_signal(fc->cq);
-	}
-	return NULL;
-}
-
 /* fab_conn_setup -- domain, CQ, endpoint and memory of one connection */
 static int fab_conn_setup(struct fab_conn *fc, struct fi_info *info, struct fid_eq *eq,
 			  size_t slot_size, unsigned nrecv, unsigned window, bool block)
 {
-	struct fi_cq_attr cq_attr = {
-		.size = 4 * (size_t)window + 2 * nrecv + 16,
-		.format = FI_CQ_FORMAT_DATA,
-		.wait_obj = FI_WAIT_FD,
-	};
-	uint64_t mode;
-	size_t data_len = slot_size < 4096 ? 4096 : slot_size;
 	int ret;
 
-	fc->base.x = &fab_xops;
-	fc->block = block;
-	fc->wait_fd = -1;
-	ret = fi_domain(fc->fabric, info, &fc->domain, NULL);
+	fc->f.base.x = &fab_xops;
+	fc->f.block = block;
+	fc->f.wait_fd = -1;
+	ret = fi_domain(fc->f.fabric, info, &fc->f.domain, NULL);
 	if (ret) {
-		fab_err("fi_domain", ret);
+		bfab_err("fi_domain", ret);
 		return -1;
 	}
-	ret = fi_cq_open(fc->domain, &cq_attr, &fc->cq, NULL);
-	if (ret) {
-		fab_err("fi_cq_open", ret);
+	if (bfab_cq_open(fc->f.domain, window, nrecv, &fc->cq) ||
+	    bfab_ep_open(fc->f.domain, info, &eq->fid, fc->cq, window, nrecv, &fc->ep))
 		return -1;
-	}
-	info->tx_attr->op_flags = 0;
-	if (info->tx_attr->size < 2 * (size_t)window + 4)
-		info->tx_attr->size = 2 * (size_t)window + 4;
-	if (info->rx_attr->size < (size_t)nrecv + 2)
-		info->rx_attr->size = (size_t)nrecv + 2;
-	ret = fi_endpoint(fc->domain, info, &fc->ep, NULL);
-	if (ret) {
-		fab_err("fi_endpoint", ret);
-		return -1;
-	}
-	ret = fi_ep_bind(fc->ep, &eq->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(fc->ep, &fc->cq->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
-	if (!ret)
-		ret = fi_ep_bind(fc->ep, &fc->cq->fid, FI_RECV);
-	if (ret) {
-		fab_err("fi_ep_bind", ret);
-		return -1;
-	}
-	ret = fi_enable(fc->ep);
-	if (ret) {
-		fab_err("fi_enable", ret);
-		return -1;
-	}
-
-	fc->buf_len = data_len + (2 + (size_t)nrecv) * slot_size + 64;
-	fc->buf = bench_alloc(fc->buf_len);
-	if (fc->buf == NULL) {
-		bench_log("cannot allocate %zu bytes", fc->buf_len);
-		return -1;
-	}
-	fc->data = fc->buf;
-	fc->base.sbuf = fc->buf + data_len;
-	fc->base.rbuf = fc->base.sbuf + 2 * slot_size;
-	fc->base.slot_size = slot_size;
-	fc->base.nrecv = nrecv;
-	fc->flush_dst = fc->base.rbuf + (size_t)nrecv * slot_size;
-	mode = info->domain_attr->mr_mode;
-	ret = fi_mr_reg(fc->domain, fc->buf, fc->buf_len,
-			FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-			0, (mode & FI_MR_PROV_KEY) ? 0 : 0x5eed, 0, &fc->mr, NULL);
-	if (ret) {
-		fab_err("fi_mr_reg", ret);
-		return -1;
-	}
-	if (mode & FI_MR_ENDPOINT) {
-		ret = fi_mr_bind(fc->mr, &fc->ep->fid, 0);
-		if (!ret)
-			ret = fi_mr_enable(fc->mr);
-		if (ret) {
-			fab_err("fi_mr_bind/enable", ret);
-			return -1;
-		}
-	}
-	fc->mr_desc = fi_mr_desc(fc->mr);
-	return 0;
+	return bfab_buf_setup(&fc->f, info, fc->ep, slot_size, nrecv);
 }
 
 /* fab_conn_free -- release everything a connection holds */
 static void fab_conn_free(struct fab_conn *fc, bool own_fabric)
 {
-	if (fc->progress_running) {
-		atomic_store(&fc->stop, true);
-		pthread_join(fc->progress, NULL);
-	}
+	bfab_progress_stop(&fc->f);
 	if (fc->ep)
 		fi_close(&fc->ep->fid);
-	if (fc->mr)
-		fi_close(&fc->mr->fid);
+	if (fc->f.mr)
+		fi_close(&fc->f.mr->fid);
 	if (fc->cq)
 		fi_close(&fc->cq->fid);
-	if (fc->domain)
-		fi_close(&fc->domain->fid);
+	if (fc->f.domain)
+		fi_close(&fc->f.domain->fid);
 	if (own_fabric) {
 		if (fc->eq)
 			fi_close(&fc->eq->fid);
-		if (fc->fabric)
-			fi_close(&fc->fabric->fid);
+		if (fc->f.fabric)
+			fi_close(&fc->f.fabric->fid);
 	}
 	if (fc->info)
 		fi_freeinfo(fc->info);
-	free(fc->buf);
+	free(fc->f.buf);
 	free(fc);
 }
 
@@ -489,7 +312,7 @@ static int fab_expect(struct fid_eq *eq, uint32_t want, struct fi_eq_cm_entry *e
 		return -1;
 	}
 	if (ret < 0) {
-		fab_err("fi_eq_sread", ret);
+		bfab_err("fi_eq_sread", ret);
 		return -1;
 	}
 	if (event != want) {
@@ -505,23 +328,6 @@ static int fab_expect(struct fid_eq *eq, uint32_t want, struct fi_eq_cm_entry *e
 	return 0;
 }
 
-/* put_u64 -- store v little-endian */
-static void put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* get_u64 -- load a little-endian u64 */
-static uint64_t get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* fab_open_fabric -- fabric and EQ for an fi_info */
 static int fab_open_fabric(struct fi_info *info, struct fid_fabric **fabric, struct fid_eq **eq)
 {
@@ -530,17 +336,15 @@ static int fab_open_fabric(struct fi_info *info, struct fid_fabric **fabric, str
 
 	ret = fi_fabric(info->fabric_attr, fabric, NULL);
 	if (ret) {
-		fab_err("fi_fabric", ret);
+		bfab_err("fi_fabric", ret);
 		return -1;
 	}
 	ret = fi_eq_open(*fabric, &eq_attr, eq, NULL);
 	if (ret) {
-		fab_err("fi_eq_open", ret);
+		bfab_err("fi_eq_open", ret);
 		return -1;
 	}
-	snprintf(fab_desc, sizeof(fab_desc), "libfabric %s (raw) prov=%s write-level=%s",
-		 fi_tostr(&(uint32_t){fi_version()}, FI_TYPE_VERSION), info->fabric_attr->prov_name,
-		 fab_write_level_name);
+	bfab_describe_fabric(info);
 	return 0;
 }
 
@@ -548,7 +352,6 @@ static int fab_open_fabric(struct fi_info *info, struct fid_fabric **fabric, str
 static int fab_client_open(const struct bench_cfg *cfg, const uint8_t *hello, size_t hello_len,
 			   struct bench_conn **conn)
 {
-	struct fi_info *hints = fab_hints();
 	union {
 		struct fi_eq_cm_entry e;
 		uint8_t raw[sizeof(struct fi_eq_cm_entry) + PDATA_MAX];
@@ -557,40 +360,34 @@ static int fab_client_open(const struct bench_cfg *cfg, const uint8_t *hello, si
 	size_t plen;
 	int ret;
 
-	if (hints == NULL || fc == NULL) {
+	if (fc == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
-	ret = fi_getinfo(FAB_VERSION, cfg->addr, cfg->port, 0, hints, &fc->info);
-	if (ret) {
-		fab_err("fi_getinfo", ret);
+	fc->info = bfab_getinfo(cfg, fab_hints(), 0);
+	if (fc->info == NULL)
 		goto err;
-	}
-	if (fab_open_fabric(fc->info, &fc->fabric, &fc->eq))
+	if (fab_open_fabric(fc->info, &fc->f.fabric, &fc->eq))
 		goto err;
 	if (fab_conn_setup(fc, fc->info, fc->eq, cfg->max_size, 1, cfg->window, cfg->block))
 		goto err;
 	ret = fi_connect(fc->ep, fc->info->dest_addr, hello, hello_len);
 	if (ret) {
-		fab_err("fi_connect", ret);
+		bfab_err("fi_connect", ret);
 		goto err;
 	}
 	if (fab_expect(fc->eq, FI_CONNECTED, &ev.e, sizeof(ev), &plen))
 		goto err;
-	if (plen < SRV_PDATA) {
-		bench_log("the server sent %zu bytes of private data, not %d", plen, SRV_PDATA);
+	if (plen < BFAB_REGION_SIZE) {
+		bench_log("the server sent %zu bytes of private data, not %d", plen,
+			  BFAB_REGION_SIZE);
 		goto err;
 	}
-	fc->raddr = get_u64(ev.e.data);
-	fc->rkey = get_u64(ev.e.data + 8);
-	fc->rlen = get_u64(ev.e.data + 16);
+	bfab_region_get(&fc->f, ev.e.data);
 	/* the client's EQ is not watched on the data path */
-	fi_freeinfo(hints);
-	*conn = &fc->base;
+	*conn = &fc->f.base;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
 	if (fc)
 		fab_conn_free(fc, true);
 	return -1;
@@ -605,23 +402,36 @@ static void fab_client_close(struct bench_conn *c)
 	fab_conn_free(fc, true);
 }
 
+/* fab_server_shutdown -- stop listening (also a listener half open) */
+static void fab_server_shutdown(void *listener)
+{
+	struct fab_listener *l = listener;
+
+	if (l->pep)
+		fi_close(&l->pep->fid);
+	if (l->eq)
+		fi_close(&l->eq->fid);
+	if (l->fabric)
+		fi_close(&l->fabric->fid);
+	if (l->info)
+		fi_freeinfo(l->info);
+	free(l);
+}
+
 /* fab_server_listen -- a passive endpoint on cfg->addr:cfg->port */
 static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 {
-	struct fi_info *hints = fab_hints();
 	struct fab_listener *l = calloc(1, sizeof(*l));
 	int ret;
 
-	if (hints == NULL || l == NULL) {
+	if (l == NULL) {
 		bench_log("out of memory");
-		goto err;
+		return -1;
 	}
 	l->cfg = cfg;
-	ret = fi_getinfo(FAB_VERSION, cfg->addr, cfg->port, FI_SOURCE, hints, &l->info);
-	if (ret) {
-		fab_err("fi_getinfo", ret);
+	l->info = bfab_getinfo(cfg, fab_hints(), FI_SOURCE);
+	if (l->info == NULL)
 		goto err;
-	}
 	if (fab_open_fabric(l->info, &l->fabric, &l->eq))
 		goto err;
 	ret = fi_passive_ep(l->fabric, l->info, &l->pep, NULL);
@@ -630,26 +440,13 @@ static int fab_server_listen(const struct bench_cfg *cfg, void **listener)
 	if (!ret)
 		ret = fi_listen(l->pep);
 	if (ret) {
-		fab_err("fi_passive_ep/fi_pep_bind/fi_listen", ret);
+		bfab_err("fi_passive_ep/fi_pep_bind/fi_listen", ret);
 		goto err;
 	}
-	fi_freeinfo(hints);
 	*listener = l;
 	return 0;
 err:
-	if (hints)
-		fi_freeinfo(hints);
-	if (l) {
-		if (l->pep)
-			fi_close(&l->pep->fid);
-		if (l->eq)
-			fi_close(&l->eq->fid);
-		if (l->fabric)
-			fi_close(&l->fabric->fid);
-		if (l->info)
-			fi_freeinfo(l->info);
-		free(l);
-	}
+	fab_server_shutdown(l);
 	return -1;
 }
 
@@ -661,7 +458,7 @@ static int fab_server_accept(void *listener, const struct bench_cfg *cfg, struct
 		struct fi_eq_cm_entry e;
 		uint8_t raw[sizeof(struct fi_eq_cm_entry) + PDATA_MAX];
 	} ev;
-	uint8_t pdata[SRV_PDATA];
+	uint8_t pdata[BFAB_REGION_SIZE];
 	struct fab_conn *fc;
 	uint32_t max_size, window;
 	unsigned nrecv;
@@ -684,10 +481,10 @@ static int fab_server_accept(void *listener, const struct bench_cfg *cfg, struct
 		return -1;
 	}
 	fc->info = ev.e.info;
-	fc->fabric = l->fabric;
+	fc->f.fabric = l->fabric;
 	fc->eq = l->eq;
 	fc->pep = l->pep;
-	fc->server = true;
+	fc->f.server = true;
 	if (bench_hello_decode(ev.e.data, plen, &max_size, &window)) {
 		fi_reject(l->pep, fc->info->handle, NULL, 0);
 		goto err;
@@ -698,43 +495,21 @@ static int fab_server_accept(void *listener, const struct bench_cfg *cfg, struct
 		goto err;
 	}
 	for (unsigned i = 0; i < nrecv; i++)
-		if (fab_recv(&fc->base, i, BENCH_CTX(BENCH_CTX_RECV, i)))
+		if (fab_recv(&fc->f.base, i, BENCH_CTX(BENCH_CTX_RECV, i)))
 			goto err;
 
 	/* the remote region is the data area */
-	{
-		uint64_t mode = fc->info->domain_attr->mr_mode;
-		/* exactly 1: the legacy FI_MR_BASIC, a name libfabric 2.x deprecates */
-		bool virt = mode == 1 || (mode & FI_MR_VIRT_ADDR);
-		size_t data_len = (size_t)(fc->base.sbuf - fc->data);
-
-		put_u64(pdata, virt ? (uint64_t)(uintptr_t)fc->data : 0);
-		put_u64(pdata + 8, fi_mr_key(fc->mr));
-		put_u64(pdata + 16, data_len);
-		pdata[24] = virt ? PD_VIRT : 0;
-		pdata[25] = pdata[26] = pdata[27] = 0;
-	}
-	if (!cfg->no_progress_thread) {
-		ret = fi_control(&fc->cq->fid, FI_GETWAIT, &fc->wait_fd);
-		if (ret) {
-			fab_err("fi_control(FI_GETWAIT)", ret);
-			goto err;
-		}
-		ret = pthread_create(&fc->progress, NULL, fab_progress_thread, fc);
-		if (ret) {
-			bench_log("pthread_create: %s", strerror(ret));
-			goto err;
-		}
-		fc->progress_running = true;
-	}
+	bfab_region_put(&fc->f, fc->info, pdata);
+	if (!cfg->no_progress_thread && bfab_progress_start(&fc->f, fc->cq, true))
+		goto err;
 	ret = fi_accept(fc->ep, pdata, sizeof(pdata));
 	if (ret) {
-		fab_err("fi_accept", ret);
+		bfab_err("fi_accept", ret);
 		goto err;
 	}
 	if (fab_expect(l->eq, FI_CONNECTED, &ev.e, sizeof(ev), NULL))
 		goto err;
-	*conn = &fc->base;
+	*conn = &fc->f.base;
 	return 0;
 err:
 	fab_conn_free(fc, false);
@@ -750,18 +525,6 @@ static void fab_server_close(struct bench_conn *c)
 	fab_conn_free(fc, false);
 }
 
-/* fab_server_shutdown -- stop listening */
-static void fab_server_shutdown(void *listener)
-{
-	struct fab_listener *l = listener;
-
-	fi_close(&l->pep->fid);
-	fi_close(&l->eq->fid);
-	fi_close(&l->fabric->fid);
-	fi_freeinfo(l->info);
-	free(l);
-}
-
 static const struct bench_transport fab_transport = {
 	.tool = "baseline-fabric",
 	.extra_usage =
@@ -769,7 +532,7 @@ static const struct bench_transport fab_transport = {
 		"  environment: FI_PROVIDER=tcp|net|sockets (default tcp)\n"
 		"               BENCH_FI_WRITE_LEVEL=none|delivery|commit: add\n"
 		"               FI_DELIVERY_COMPLETE or FI_COMMIT_COMPLETE to every write\n",
-	.describe = fab_describe,
+	.describe = bfab_describe,
 	.client_open = fab_client_open,
 	.client_close = fab_client_close,
 	.server_listen = fab_server_listen,
@@ -781,21 +544,7 @@ static const struct bench_transport fab_transport = {
 /* main -- the raw libfabric baseline */
 int main(int argc, char *argv[])
 {
-	const char *level = getenv("BENCH_FI_WRITE_LEVEL");
-
-	if (level && *level && strcmp(level, "none") != 0) {
-		if (strcmp(level, "delivery") == 0) {
-			fab_write_level = FI_DELIVERY_COMPLETE;
-		} else if (strcmp(level, "commit") == 0) {
-			fab_write_level = FI_COMMIT_COMPLETE;
-		} else {
-			fprintf(stderr,
-				"baseline-fabric: BENCH_FI_WRITE_LEVEL=%s: want none, "
-				"delivery or commit\n",
-				level);
-			return 2;
-		}
-		fab_write_level_name = level;
-	}
+	if (bfab_env("baseline-fabric", ""))
+		return 2;
 	return bench_main(argc, argv, &fab_transport);
 }
