@@ -436,9 +436,11 @@ struct fab_stage_slot {
  * routes each entry through its record to that connection's software CQ,
  * and drops the successes nobody asked for.  Completions of one
  * connection keep libfabric's order (causal, as with a CQ of its own).
- * A connection that leaves drains the group after closing its endpoint;
- * records still out then (a provider that would complete them later) are
- * marked dead and kept with the group until it closes.
+ * A connection that leaves marks its records in flight dead before it
+ * closes its endpoint (whoever drains the group drops their entries from
+ * then on), drains the group after the close, and leaves the records still
+ * out then (a provider that would complete them later) with the group until
+ * it closes.
  */
 #define FAB_OWN_CQS  16	  /* default of RPMA_FABRIC_OWN_CQS */
 #define FAB_CQG_MAX  16	  /* connections per shared libfabric CQ */
@@ -720,6 +722,7 @@ void fab_cqg_peer_init(struct fab_peer *p);
 void fab_cqg_peer_fini(struct fab_peer *p);
 bool fab_cqg_wanted(struct fab_peer *p);
 int fab_cqg_join(struct fab_conn *c, uint32_t nops);
+void fab_cqg_quiesce(struct fab_conn *c);
 void fab_cqg_leave(struct fab_conn *c);
 int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff);
 void fab_op_push(struct fab_conn *c, struct fab_op *op);

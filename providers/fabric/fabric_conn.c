@@ -546,8 +546,10 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		fab_cq_del_feeder(c->cq, &c->tx_src);
 		fab_cq_del_feeder(c->recv_target, &c->rx_src);
 	}
-	if (c->grp)
+	if (c->grp) {
 		fab_cq_del_feeder(c->cq, &c->grp->src);
+		fab_cqg_quiesce(c);
+	}
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
 	/*

@@ -201,11 +201,52 @@ int fab_cqg_join(struct fab_conn *c, uint32_t nops)
 	return 0;
 }
 
+/* fab_cqg_hold / fab_cqg_release -- be the group's only drainer meanwhile */
+static void fab_cqg_hold(struct fab_cqg *g)
+{
+	while (atomic_exchange_explicit(&g->src.draining, true, memory_order_acquire))
+		sched_yield();
+}
+
+static void fab_cqg_release(struct fab_cqg *g)
+{
+	atomic_store_explicit(&g->src.draining, false, memory_order_release);
+}
+
+/* fab_cqg_dead -- (held) mark c's records in flight dead; whether there are any */
+static bool fab_cqg_dead(struct fab_opset *s)
+{
+	bool out = false;
+	for (uint32_t i = 0; i < s->n; i++) {
+		if (atomic_load_explicit(&s->op[i].busy, memory_order_relaxed)) {
+			s->op[i].conn = NULL;
+			out = true;
+		}
+	}
+	return out;
+}
+
 /*
- * fab_cqg_leave -- c's endpoint is closed (its cancelled operations are in
- * the group's CQ on the providers we know): take what is left of c from
- * the CQ, mark the records still out as dead, leave; the last member closes
- * the group
+ * fab_cqg_quiesce -- before c's endpoint closes: from now on whatever
+ * drains the group drops c's entries instead of handing them to c (whose
+ * endpoint, CQs and events are going away; nobody polls them any more)
+ */
+void fab_cqg_quiesce(struct fab_conn *c)
+{
+	struct fab_cqg *g = c->grp;
+	if (g == NULL)
+		return;
+	fab_cqg_hold(g);
+	(void)fab_cqg_dead(c->ops);
+	fab_cqg_release(g);
+}
+
+/*
+ * fab_cqg_leave -- c's endpoint is closed (what it cancelled is in the
+ * group's CQ on the providers we know): take it out of the CQ (dropped,
+ * fab_cqg_quiesce), keep the records still out with the group (a provider
+ * that would complete them later finds them dead), leave; the last member
+ * closes the group
  */
 void fab_cqg_leave(struct fab_conn *c)
 {
@@ -215,18 +256,11 @@ void fab_cqg_leave(struct fab_conn *c)
 	struct fab_peer *p = c->peer;
 	struct fab_opset *s = c->ops;
 
-	/* one drainer at a time: hold the source while the records change */
-	while (atomic_exchange_explicit(&g->src.draining, true, memory_order_acquire))
-		sched_yield();
+	fab_cqg_hold(g);
+	(void)fab_cqg_dead(s); /* posted since fab_cqg_quiesce (a failed build: none) */
 	g->src.drain(&g->src);
-	bool out = false;
-	for (uint32_t i = 0; i < s->n; i++) {
-		if (atomic_load_explicit(&s->op[i].busy, memory_order_relaxed)) {
-			s->op[i].conn = NULL;
-			out = true;
-		}
-	}
-	atomic_store_explicit(&g->src.draining, false, memory_order_release);
+	bool out = fab_cqg_dead(s);
+	fab_cqg_release(g);
 	if (out)
 		FAB_LOG_DEBUG("qp %u: operations still out when it left its CQ group", c->qp_num);
 

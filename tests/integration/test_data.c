@@ -455,3 +455,50 @@ PROVIDER_TEST(data, atomic_write_full_queue_staged)
 	aw_full_queue(prov);
 	cr_assert_eq(unsetenv("RPMA_FABRIC_INJECT"), 0);
 }
+
+/*
+ * Two connections between the same peers: the first is deleted with writes
+ * in flight whose completions nobody takes, the second carries on and sees
+ * nothing of them.  Where connections share a libfabric CQ (the fabric
+ * provider's CQ groups, run with every connection grouped by
+ * tests/integration/grouped.sh) both client connections are in one group,
+ * and so are both server connections.
+ */
+PROVIDER_TEST(data, delete_with_writes_in_flight)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct itest_pair q = {0};
+	q.speer = d.p.speer;
+	q.cpeer = d.p.cpeer;
+	q.ep = d.p.ep;
+	memcpy(q.port, d.p.port, sizeof(q.port));
+	itest_pair_open(&q, NULL, NULL, NULL, NULL, NULL, NULL);
+
+	/* fewer than the default queue sizes (10): every post is accepted */
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(rpma_write(d.p.cconn, d.rmr, (size_t)i * 4096, d.creg.mr, 0, 4096,
+					RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)(0x100 + i)),
+			     0);
+	itest_conn_close(&d.p.cconn, &d.p.sconn);
+
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(q.cconn, &cq), 0);
+	char *src = d.creg.ptr, *dst = d.sreg.ptr;
+	fill(src + 65536, 4096, 5);
+	cr_assert_eq(rpma_write(q.cconn, d.rmr, 131072, d.creg.mr, 65536, 4096,
+				RPMA_F_COMPLETION_ON_ERROR, NULL),
+		     0);
+	cr_assert_eq(rpma_flush(q.cconn, d.rmr, 131072, 4096, RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0x77),
+		     0);
+	struct ibv_wc wc;
+	itest_expect_wc(cq, IBV_WC_RDMA_READ, (void *)0x77, &wc);
+	cr_assert_eq(memcmp(dst + 131072, src + 65536, 4096), 0, "the write is not visible");
+	/* no completion of the deleted connection turns up here */
+	cr_assert_eq(itest_wc(cq, &wc, 200), RPMA_E_NO_COMPLETION,
+		     "a stray completion: wr_id 0x%llx", (unsigned long long)wc.wr_id);
+
+	itest_conn_close(&q.cconn, &q.sconn);
+	itest_dpair_close(&d);
+}
