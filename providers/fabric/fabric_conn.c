@@ -734,6 +734,12 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fab_cqg_join(c, (uint32_t)(info->tx_attr->size + info->rx_attr->size + 2));
 		if (ret)
 			goto err;
+		/*
+		 * its waiters sleep until a drain of the group notifies them
+		 * (fab_chan_wait), not on the group's wait fd, which every
+		 * member's completions fire
+		 */
+		c->cq->own_feeders = false;
 	} else {
 		ret = fab_cq_open(p,
 				  (size_t)setup->cq_size + setup->sq_size + 16 +

@@ -188,6 +188,7 @@ int fab_cqg_join(struct fab_conn *c, uint32_t nops)
 		int ret = fab_cqg_open(p, &g);
 		if (ret) {
 			pthread_mutex_unlock(&p->cqg_lock);
+			atomic_store(&c->op_free, NULL);
 			free(s);
 			return ret;
 		}
