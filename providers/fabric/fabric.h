@@ -41,6 +41,7 @@
 #define RPMA_FABRIC_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -672,6 +673,21 @@ void fab_source_remove(struct fab_peer *peer, struct fab_source *src);
 void fab_source_fini(struct fab_source *src);
 void fab_progress_kick(struct fab_peer *peer);
 void fab_source_drain(struct fab_source *src);
+
+/*
+ * fab_source_hold / fab_source_release -- be src's only drainer meanwhile
+ * (the draining flag, fabric.h struct fab_source); inlined: no call per drain
+ */
+static inline __attribute__((always_inline)) void fab_source_hold(struct fab_source *src)
+{
+	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
+		sched_yield();
+}
+
+static inline __attribute__((always_inline)) void fab_source_release(struct fab_source *src)
+{
+	atomic_store_explicit(&src->draining, false, memory_order_release);
+}
 
 /* ----- fabric_key.c: keys and registration */
 int fab_peer_new_key(uint32_t *key);

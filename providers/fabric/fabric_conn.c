@@ -487,9 +487,8 @@ static void fab_ceq_leave(struct fab_conn *c)
 	c->ceq_prev = c->ceq_next = NULL;
 	c->in_ceq = false;
 	pthread_mutex_unlock(&q->lock);
-	while (atomic_exchange_explicit(&q->src.draining, true, memory_order_acquire))
-		sched_yield();
-	atomic_store_explicit(&q->src.draining, false, memory_order_release);
+	fab_source_hold(&q->src);
+	fab_source_release(&q->src);
 }
 
 /*

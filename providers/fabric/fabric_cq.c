@@ -981,10 +981,9 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 		num = FAB_CQ_BATCH;
 	/* a user's drain, as fab_cq_drive counts it (parking) */
 	atomic_fetch_add_explicit(&src->user_drains, 1, memory_order_release);
-	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
-		sched_yield();
+	fab_source_hold(src);
 	if (atomic_load(&cq->filled) > 0) {
-		atomic_store_explicit(&src->draining, false, memory_order_release);
+		fab_source_release(src);
 		return -1;
 	}
 	ssize_t n = fi_cq_read(c->txcq, e, (size_t)num);
@@ -1000,7 +999,7 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 		else if (fab_tx_entry(c, &e[i], &wc[used]))
 			used++;
 	}
-	atomic_store_explicit(&src->draining, false, memory_order_release);
+	fab_source_release(src);
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n < 0 && n != -FI_EAVAIL)

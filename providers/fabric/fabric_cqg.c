@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_cqg.c -- libfabric CQs shared by groups of connections (fabric.h, CQ groups) */
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +88,7 @@ int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff
 				       c->qp_num, c->ops->n);
 			return RPMA_E_PROVIDER;
 		}
-		fab_source_drain(&c->grp->src);
-		sched_yield();
+		fab_conn_progress(c);
 	}
 	if (fab_cq_reserve(to, 1) == 0) {
 		fab_op_push(c, op);
@@ -202,18 +200,6 @@ int fab_cqg_join(struct fab_conn *c, uint32_t nops)
 	return 0;
 }
 
-/* fab_cqg_hold / fab_cqg_release -- be the group's only drainer meanwhile */
-static void fab_cqg_hold(struct fab_cqg *g)
-{
-	while (atomic_exchange_explicit(&g->src.draining, true, memory_order_acquire))
-		sched_yield();
-}
-
-static void fab_cqg_release(struct fab_cqg *g)
-{
-	atomic_store_explicit(&g->src.draining, false, memory_order_release);
-}
-
 /* fab_cqg_dead -- (held) mark c's records in flight dead; whether there are any */
 static bool fab_cqg_dead(struct fab_opset *s)
 {
@@ -237,9 +223,9 @@ void fab_cqg_quiesce(struct fab_conn *c)
 	struct fab_cqg *g = c->grp;
 	if (g == NULL)
 		return;
-	fab_cqg_hold(g);
+	fab_source_hold(&g->src);
 	(void)fab_cqg_dead(c->ops);
-	fab_cqg_release(g);
+	fab_source_release(&g->src);
 }
 
 /*
@@ -257,11 +243,10 @@ void fab_cqg_leave(struct fab_conn *c)
 	struct fab_peer *p = c->peer;
 	struct fab_opset *s = c->ops;
 
-	fab_cqg_hold(g);
-	(void)fab_cqg_dead(s); /* posted since fab_cqg_quiesce (a failed build: none) */
+	fab_source_hold(&g->src);
 	g->src.drain(&g->src);
 	bool out = fab_cqg_dead(s);
-	fab_cqg_release(g);
+	fab_source_release(&g->src);
 	if (out)
 		FAB_LOG_DEBUG("qp %u: operations still out when it left its CQ group", c->qp_num);
 

@@ -146,11 +146,8 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 	     uint64_t rkey, size_t len, uint64_t fflags, uint64_t data, const void *op_context)
 {
 	void *ctx = (void *)op_context;
-	if (grouped) {
-		int w = fab_op_begin(c, c->cq, &ctx, &fflags);
-		if (w)
-			return w;
-	}
+	if (grouped)
+		fab_op_wrap(c, c->cq, &ctx, &fflags);
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
 	struct fi_msg_rma msg = {
@@ -166,9 +163,7 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 					  "fi_writemsg()")
 			: fab_post_result(c, FAB_POST(c, fi_readmsg(c->ep, &msg, fflags)),
 					  "fi_readmsg()");
-	if (grouped && ret)
-		fab_op_cancel(c, ctx);
-	return ret;
+	return grouped ? fab_posted(c, ret, ctx) : ret;
 }
 
 /* fab_rma_grouped -- fab_rma_post for a grouped connection, out of line */

@@ -50,10 +50,9 @@ void fab_source_fini(struct fab_source *src)
 /* fab_source_drain -- drain one source (serialised with other drainers) */
 void fab_source_drain(struct fab_source *src)
 {
-	while (atomic_exchange_explicit(&src->draining, true, memory_order_acquire))
-		sched_yield();
+	fab_source_hold(src);
 	src->drain(src);
-	atomic_store_explicit(&src->draining, false, memory_order_release);
+	fab_source_release(src);
 }
 
 /* fab_progress_kick -- interrupt the progress thread's wait */
