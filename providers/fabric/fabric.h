@@ -54,6 +54,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fabric_envelope.h"
+#include "fabric_rdm_proto.h"
 #include "provider.h"
 
 /* logging with the provider's prefix */
@@ -84,6 +85,7 @@ struct fab_dev {
 	char *prov_name;
 	char *fabric_name;
 	char *domain_name;
+	int ep_type; /* FI_EP_MSG, or FI_EP_RDM (fabric_rdm.c) */
 	struct fab_dev *next; /* the provider's list of devices looked up */
 };
 
@@ -248,6 +250,14 @@ struct fab_peer {
 	struct fab_progress prog;
 	struct fab_ceq ceq; /* the connections' EQ (eq NULL until the first connection) */
 	/*
+	 * reliable-datagram endpoints (fabric_rdm.c): the connection ids of
+	 * the peer (struct fab_rdm_ids) and the listeners' lists of requests,
+	 * under rdm_lock
+	 */
+	bool rdm;
+	pthread_mutex_t rdm_lock;
+	struct fab_rdm_ids *rdm_ids;
+	/*
 	 * CQ groups (fabric_cqg.c): connections beyond the first own_cq_limit
 	 * with their own libfabric CQ share one with others
 	 */
@@ -263,6 +273,7 @@ struct fab_event {
 	void *data;
 	size_t len;
 	struct fi_info *info; /* FAB_EV_CONNREQ: the request (owned) */
+	struct fab_rdm *rec;  /* FAB_EV_CONNREQ of a reliable-datagram listener (owned) */
 	struct fab_event *next;
 };
 
@@ -285,8 +296,11 @@ struct fab_evq {
 };
 
 /* ----- listening endpoint */
+struct fab_rdm;
+struct fab_rdm_lst;
 struct fab_ep {
 	struct fab_peer *peer;
+	struct fab_rdm_lst *rdm; /* reliable-datagram listener (fabric_rdm.c), or NULL */
 	struct fid_pep *pep;
 	struct fid_eq *eq;
 	struct fi_info *info; /* kept while listening: sockets' pep keeps pointers into it */
@@ -488,6 +502,16 @@ struct fab_conn {
 	struct fab_peer *peer;
 	struct fi_info *info; /* outgoing: the resolved destination; incoming: the request */
 	struct fid_ep *ep;
+	/*
+	 * over a reliable-datagram endpoint (fabric_rdm.c): the connection's
+	 * side of the protocol, and the peer's address in the endpoint's AV
+	 * (every send, write, read and atomic goes there); NULL and 0 on a
+	 * message endpoint, where libfabric ignores the address
+	 */
+	struct fab_rdm *rdm;
+	fi_addr_t dest;
+	/* posts take the slow path: grouped (grp) or over reliable datagrams (rdm) */
+	bool wrap;
 	struct fid_cq *txcq, *rxcq;
 	struct fab_source tx_src, rx_src;
 	/* a grouped connection (txcq NULL): its group and its operation records */
@@ -790,6 +814,34 @@ int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
 void fab_ceq_fini(struct fab_peer *p);
 void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+
+void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event);
+void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len);
+void fab_ceq_set_deadline(struct fab_conn *c, uint64_t when);
+
+/* ----- fabric_rdm.c: connections over reliable-datagram endpoints */
+const char *fab_ep_type_env(void);
+int fab_rdm_peer_init(struct fab_peer *p);
+void fab_rdm_peer_fini(struct fab_peer *p);
+int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const char *port);
+int fab_rdm_ep_shutdown(struct fab_ep *e);
+int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpma_conn_setup *setup,
+			  struct rpma_conn_private_data *pdata);
+int fab_rdm_conn_bind(struct fab_conn *c);
+int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info);
+int fab_rdm_connect(struct fab_conn *c, const void *pdata, size_t len);
+int fab_rdm_disconnect(struct fab_conn *c);
+void fab_rdm_conn_timer(struct fab_conn *c);
+void fab_rdm_teardown(struct fab_conn *c);
+void fab_rdm_release(struct fab_conn *c);
+bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
+bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
+void fab_drain_tx_rdm(struct fab_source *src);
+int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+void fab_rdm_recv_done(struct fab_conn *c, void *ctx);
+int fab_rdm_op_check(struct fab_conn *c);
+void fab_drain_rx_rdm(struct fab_source *src);
 
 /* ----- fabric_ops.c: the data path */
 size_t fab_inject_size(size_t offered);

@@ -22,7 +22,7 @@ static _Atomic uint32_t fab_qp_counter = 0x100;
  * fab_conn_end -- report the final event of a connection, once (its event
  * was made with the connection: reporting it needs no memory)
  */
-static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
+void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 {
 	pthread_mutex_lock(&c->state_lock);
 	if (atomic_load(&c->state) == FAB_CONN_DONE) {
@@ -43,7 +43,7 @@ static void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
  * event was reported already (a disconnect, a timeout), in one step with the
  * queuing of ESTABLISHED (once, with len bytes of the peer's private data)
  */
-static void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len)
+void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len)
 {
 	pthread_mutex_lock(&c->state_lock);
 	if (atomic_load(&c->state) == FAB_CONN_DONE) {
@@ -97,6 +97,8 @@ static int fab_conn_fi_shutdown(struct fab_conn *c)
 {
 	if (atomic_exchange(&c->shut, true))
 		return 0;
+	if (c->rdm)
+		return fab_rdm_disconnect(c); /* the protocol's DISC */
 	return fi_shutdown(c->ep, 0);
 }
 
@@ -281,8 +283,8 @@ static struct fab_conn *fab_ceq_find(struct fab_ceq *q, const struct fid *fid)
 static void fab_ceq_settle(struct fab_ceq *q, uint64_t seen)
 {
 	uint64_t now = fab_now_ns(), next = 0;
-	struct fab_conn *early[FAB_CEQ_BATCH], *expired[FAB_CEQ_BATCH];
-	int nearly = 0, nexp = 0;
+	struct fab_conn *early[FAB_CEQ_BATCH], *expired[FAB_CEQ_BATCH], *timers[FAB_CEQ_BATCH];
+	int nearly = 0, nexp = 0, ntimers = 0;
 	bool more = false;
 	pthread_mutex_lock(&q->lock);
 	uint64_t dl = atomic_load(&q->src.deadline_ns);
@@ -306,7 +308,15 @@ static void fab_ceq_settle(struct fab_ceq *q, uint64_t seen)
 			}
 			if (c->deadline_ns == 0)
 				continue;
-			if (atomic_load(&c->state) != FAB_CONN_CONNECTING) {
+			if (c->rdm) {
+				/* the protocol's timer (fabric_rdm.c) */
+				if (c->deadline_ns <= now && ntimers < FAB_CEQ_BATCH) {
+					c->deadline_ns = 0;
+					timers[ntimers++] = c;
+				} else if (next == 0 || c->deadline_ns < next) {
+					next = c->deadline_ns;
+				}
+			} else if (atomic_load(&c->state) != FAB_CONN_CONNECTING) {
 				c->deadline_ns = 0;
 			} else if (c->deadline_ns <= now && nexp < FAB_CEQ_BATCH) {
 				c->deadline_ns = 0;
@@ -315,16 +325,18 @@ static void fab_ceq_settle(struct fab_ceq *q, uint64_t seen)
 				next = c->deadline_ns;
 			}
 		}
-		if (more || nexp == FAB_CEQ_BATCH) {
+		if (more || nexp == FAB_CEQ_BATCH || ntimers == FAB_CEQ_BATCH) {
 			atomic_store(&q->nearly, true);
 			next = now; /* the thread drains again at once */
 		}
-		if (timeouts || more || nexp == FAB_CEQ_BATCH)
+		if (timeouts || more || nexp == FAB_CEQ_BATCH || ntimers == FAB_CEQ_BATCH)
 			atomic_store(&q->src.deadline_ns, next);
 	}
 	pthread_mutex_unlock(&q->lock);
 	for (int i = 0; i < nearly; i++)
 		fab_conn_early_end(early[i]);
+	for (int i = 0; i < ntimers; i++)
+		fab_rdm_conn_timer(timers[i]);
 	for (int i = 0; i < nexp; i++) {
 		struct fab_conn *c = expired[i];
 		if (atomic_load(&c->state) != FAB_CONN_CONNECTING)
@@ -495,7 +507,7 @@ static void fab_ceq_leave(struct fab_conn *c)
  * fab_ceq_set_deadline -- the connect timeout of c: the EQ's drain reports
  * UNREACHABLE when it passes while connecting
  */
-static void fab_ceq_set_deadline(struct fab_conn *c, uint64_t when)
+void fab_ceq_set_deadline(struct fab_conn *c, uint64_t when)
 {
 	struct fab_ceq *q = &c->peer->ceq;
 	pthread_mutex_lock(&q->lock);
@@ -551,6 +563,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	}
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
+	/* the protocol's last words: a refusal, a DISC (fabric_rdm.c) */
+	fab_rdm_teardown(c);
 	/*
 	 * Refusing a request.  tcp and sockets mishandle fi_reject() of a request
 	 * an endpoint was made from while that endpoint exists (tcp frees the
@@ -559,7 +573,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	 * refusal (REJECTED), and fi_reject() then only releases the handle (tcp;
 	 * sockets keeps it with the listener).
 	 */
-	bool refuse = reject && c->incoming && c->pep && c->info;
+	bool refuse = reject && c->incoming && c->pep && c->info && !c->rdm;
 	if (refuse && c->ep && p->reject_ep_ok) {
 		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
 		if (r == -FI_EBUSY && p->verbs) {
@@ -592,6 +606,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 			ret = RPMA_E_PROVIDER;
 		}
 	}
+	fab_rdm_release(c);
 	/* after the endpoint's close: what it cancelled is in the group's CQ now */
 	fab_cqg_leave(c);
 	if (c->own_counted)
@@ -729,7 +744,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	 * with CQs of their own (fabric.h, CQ groups).
 	 */
 	bool one_cq = c->recv_target == c->cq && !c->srq && !p->verbs;
-	if (one_cq && !setup->shared_channel && fab_cqg_wanted(p)) {
+	if (one_cq && !setup->shared_channel && !p->rdm && fab_cqg_wanted(p)) {
 		ret = fab_cqg_join(c, (uint32_t)(info->tx_attr->size + info->rx_attr->size + 2));
 		if (ret)
 			goto err;
@@ -766,7 +781,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	if (!ret)
 		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
 	if (!ret)
-		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
+		ret = p->rdm ? fab_rdm_conn_bind(c) : fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
 	if (!ret && c->srq)
 		ret = fab_srq_bind(c->srq, c->ep);
 	if (ret) {
@@ -780,10 +795,16 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fab_err(ret);
 		goto err;
 	}
-	size_t cm = 0, optlen = sizeof(cm);
-	if (fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &optlen) != 0)
-		cm = 55; /* the smallest limit of the transports we know (verbs) */
-	c->cm_data_max = cm > FAB_PDATA_WIRE_MAX ? FAB_PDATA_WIRE_MAX : cm;
+	if (p->rdm) {
+		ret = fab_rdm_conn_ready(c, info);
+		if (ret)
+			goto err;
+	} else {
+		size_t cm = 0, optlen = sizeof(cm);
+		if (fi_getopt(&c->ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &optlen) != 0)
+			cm = 55; /* the smallest limit of the transports we know (verbs) */
+		c->cm_data_max = cm > FAB_PDATA_WIRE_MAX ? FAB_PDATA_WIRE_MAX : cm;
+	}
 
 	/*
 	 * scratch: slot 0 receives flush reads; slot 1 is where an injected
@@ -818,9 +839,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	}
 
 	if (c->txcq)
-		fab_source_init(&c->tx_src, p, &c->txcq->fid, fab_drain_tx, c);
+		fab_source_init(&c->tx_src, p, &c->txcq->fid, p->rdm ? fab_drain_tx_rdm : fab_drain_tx,
+				c);
 	if (c->rxcq)
-		fab_source_init(&c->rx_src, p, &c->rxcq->fid, fab_drain_rx, c);
+		fab_source_init(&c->rx_src, p, &c->rxcq->fid, p->rdm ? fab_drain_rx_rdm : fab_drain_rx,
+				c);
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);
 		if (ret)
@@ -842,6 +865,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	if (c->txcq)
 		fab_source_add(p, &c->tx_src);
 	fab_ceq_join(c);
+	c->wrap = c->grp != NULL || c->rdm != NULL;
 	c->info = info;
 	return 0;
 
@@ -889,6 +913,12 @@ int fab_conn_req_connect(struct rpma_conn_req *req, struct rpma_conn *conn,
 	struct fab_conn *c = fab_req(req);
 	const void *ptr = pdata ? pdata->ptr : NULL;
 	size_t len = pdata ? pdata->len : 0;
+	if (c->rdm) {
+		int r = fab_rdm_connect(c, ptr, len);
+		if (r)
+			fab_conn_teardown(c, true);
+		return r;
+	}
 	size_t user_max = c->cm_data_max > FAB_ENV_SIZE ? c->cm_data_max - FAB_ENV_SIZE : 0;
 	unsigned char wire[FAB_PDATA_WIRE_MAX];
 	int ret;
@@ -991,7 +1021,7 @@ int fab_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 	int ret = fab_evq_pop(&c->events, &ev);
 	if (ret)
 		return ret;
-	if (ev->kind == RPMA_CONN_ESTABLISHED && !c->incoming) {
+	if (ev->kind == RPMA_CONN_ESTABLISHED && !c->incoming && !c->rdm) {
 		const void *user;
 		size_t user_len;
 		unsigned version;

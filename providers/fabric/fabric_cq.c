@@ -604,7 +604,8 @@ static uint32_t fab_tx_error(struct fab_conn *c, const struct fi_cq_err_entry *e
  * for both directions: its receive entries (FI_RECV) are taken here too, in
  * libfabric's order, which is causal.
  */
-void fab_drain_tx(struct fab_source *src)
+static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_source *src,
+								     bool rdm)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
@@ -619,7 +620,12 @@ void fab_drain_tx(struct fab_source *src)
 		if (n > 0) {
 			/* one CQ: no SRQ, so a receive is never a bounce buffer's */
 			for (ssize_t i = 0; i < n; i++) {
-				if (one_cq && (e[i].flags & FI_RECV))
+				/* a control message of the connection protocol (fabric_rdm.c) */
+				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
+					continue;
+				if (rdm && (e[i].flags & FI_RECV))
+					fab_rdm_recv_done(c, e[i].op_context);
+				if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
 					fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
 				else if (fab_tx_entry(c, &e[i], &wc[used]))
 					used++;
@@ -635,7 +641,11 @@ void fab_drain_tx(struct fab_source *src)
 				fab_cq_unreserve(c->cq, room);
 				break;
 			}
-			if (one_cq && (err.flags & FI_RECV))
+			if (rdm && (err.flags & FI_RECV))
+				fab_rdm_recv_done(c, err.op_context);
+			if (rdm && fab_rdm_ctl_error(c, &err))
+				used = 0;
+			else if (one_cq && (err.flags & (FI_RECV | FI_REMOTE_WRITE)))
 				used = fab_rx_error(c, c->cq, &err);
 			else
 				used = fab_tx_error(c, &err);
@@ -649,6 +659,17 @@ void fab_drain_tx(struct fab_source *src)
 	}
 }
 
+void fab_drain_tx(struct fab_source *src)
+{
+	fab_drain_tx_impl(src, false);
+}
+
+/* fab_drain_tx_rdm -- fab_drain_tx of a connection over a reliable-datagram endpoint */
+void fab_drain_tx_rdm(struct fab_source *src)
+{
+	fab_drain_tx_impl(src, true);
+}
+
 /*
  * fab_drain_rx -- move every completion of a connection's RX CQ where receives
  * go.  Causal order: a message that arrived may answer one of our sends, whose
@@ -660,7 +681,8 @@ void fab_drain_tx(struct fab_source *src)
  * No more entries leave libfabric than the receive target has room for
  * (fab_cq_reserve).
  */
-void fab_drain_rx(struct fab_source *src)
+static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_source *src,
+								     bool rdm)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
@@ -673,8 +695,13 @@ void fab_drain_rx(struct fab_source *src)
 		if (n > 0 || n == -FI_EAVAIL)
 			fab_source_drain(&c->tx_src);
 		if (n > 0) {
-			for (ssize_t i = 0; i < n; i++)
+			for (ssize_t i = 0; i < n; i++) {
+				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
+					continue;
+				if (rdm)
+					fab_rdm_recv_done(c, e[i].op_context);
 				used += fab_rx_entry(c, to, &e[i]);
+			}
 			fab_cq_unreserve(to, room - used);
 			if ((uint32_t)n < room)
 				break; /* fewer than asked for: libfabric had no more */
@@ -686,7 +713,10 @@ void fab_drain_rx(struct fab_source *src)
 				fab_cq_unreserve(to, room);
 				break;
 			}
-			used = fab_rx_error(c, to, &err);
+			bool ctl = rdm && fab_rdm_ctl_error(c, &err);
+			if (rdm && !ctl)
+				fab_rdm_recv_done(c, err.op_context);
+			used = ctl ? 0 : fab_rx_error(c, to, &err);
 			fab_cq_unreserve(to, room - used);
 			continue;
 		}
@@ -695,6 +725,17 @@ void fab_drain_rx(struct fab_source *src)
 			FAB_LOG_FI(n, "fi_cq_read(rx)");
 		break;
 	}
+}
+
+void fab_drain_rx(struct fab_source *src)
+{
+	fab_drain_rx_impl(src, false);
+}
+
+/* fab_drain_rx_rdm -- fab_drain_rx of a connection over a reliable-datagram endpoint */
+void fab_drain_rx_rdm(struct fab_source *src)
+{
+	fab_drain_rx_impl(src, true);
 }
 
 /*
@@ -992,7 +1033,7 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 	bool nostage = c->stages == NULL;
 	for (ssize_t i = 0; i < n; i++) {
 		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
-		if (one_cq && (e[i].flags & FI_RECV))
+		if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
 		else if (nostage && !fab_imm_slot_of(c, e[i].op_context))
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, NULL);

@@ -181,6 +181,8 @@ int fab_ep_listen(struct rpma_peer *peer, struct rpma_ep *ep, const char *addr, 
 	struct fab_ep *e = fab_ep(ep);
 	struct fi_info *info = NULL;
 	e->peer = p;
+	if (p->rdm)
+		return fab_rdm_listen(p, e, addr, port);
 	int ret = fab_getinfo(p, addr, port, FI_SOURCE, &info);
 	if (ret)
 		return ret;
@@ -230,6 +232,8 @@ int fab_ep_shutdown(struct rpma_ep *ep)
 {
 	struct fab_ep *e = fab_ep(ep);
 	int ret = 0;
+	if (e->rdm)
+		return fab_rdm_ep_shutdown(e);
 	fab_source_remove(e->peer, &e->src);
 	fab_source_fini(&e->src);
 	for (struct fab_event *ev = e->reqs.head; ev; ev = ev->next)
@@ -265,6 +269,8 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 {
 	struct fab_ep *e = fab_ep(ep);
 	struct fab_event *ev = NULL;
+	if (e->rdm)
+		return fab_rdm_next_conn_req(e, fab_req(req), setup, pdata);
 	int ret = fab_evq_pop(&e->reqs, &ev);
 	if (ret)
 		return ret;

@@ -99,7 +99,7 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
  */
 #define fab_op_wrap(c, to, ctx, ff)                                    \
 	do {                                                           \
-		if (__builtin_expect((c)->grp != NULL, 0)) {           \
+		if (__builtin_expect((c)->wrap, 0)) {                  \
 			int _w = fab_op_begin((c), (to), (ctx), (ff)); \
 			if (_w)                                        \
 				return _w;                             \
@@ -156,6 +156,7 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 		.iov_count = len ? 1 : 0,
 		.rma_iov = &rma,
 		.rma_iov_count = len ? 1 : 0,
+		.addr = c->dest,
 		.context = ctx,
 		.data = data,
 	};
@@ -180,7 +181,7 @@ static inline __attribute__((always_inline)) int
 fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
 	    uint64_t fflags, const void *op_context)
 {
-	if (__builtin_expect(c->grp != NULL, 0))
+	if (__builtin_expect(c->wrap, 0))
 		return fab_rma_grouped(c, false, buf, desc, raddr, rkey, len, fflags, 0,
 				       op_context);
 	return fab_rma_post(c, false, false, buf, desc, raddr, rkey, len, fflags, 0, op_context);
@@ -200,7 +201,7 @@ static inline __attribute__((always_inline)) int
 fab_do_write(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t rkey, size_t len,
 	     uint64_t fflags, uint64_t data, const void *op_context)
 {
-	if (__builtin_expect(c->grp != NULL, 0))
+	if (__builtin_expect(c->wrap, 0))
 		return fab_rma_grouped(c, true, buf, desc, raddr, rkey, len, fflags, data,
 				       op_context);
 	return fab_rma_post(c, true, false, buf, desc, raddr, rkey, len, fflags, data, op_context);
@@ -237,6 +238,7 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 		.msg_iov = NULL,
 		.desc = NULL,
 		.iov_count = 0,
+		.addr = c->dest,
 		.context = ctx,
 		.data = (high << 32) | imm,
 	};
@@ -350,7 +352,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		goto out;
 	}
 
-	if (c->grp != NULL) {
+	if (c->wrap) {
 		ret = fab_op_begin(c, c->cq, &ctx, &ff);
 		if (ret)
 			goto out;
@@ -364,6 +366,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		.iov_count = 1,
 		.rma_iov = &rioc,
 		.rma_iov_count = 1,
+		.addr = c->dest,
 		.datatype = FI_UINT64,
 		.op = FI_ATOMIC_WRITE,
 		.context = ctx,
@@ -414,6 +417,7 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 		.msg_iov = &iov,
 		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
+		.addr = c->dest,
 		.context = ctx,
 		.data = imm,
 	};
@@ -427,8 +431,8 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 		ctx);
 }
 
-/* fab_post_recv -- post one receive buffer on the connection's endpoint */
-int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
+/* fab_post_recv_raw -- post one receive buffer on the connection's endpoint */
+int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
 {
 	uint64_t ff = FI_COMPLETION;
 	fab_op_wrap(c, c->recv_target, &ctx, &ff);
@@ -437,11 +441,23 @@ int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *c
 		.msg_iov = &iov,
 		.desc = len ? &desc : NULL, /* libfabric verbs reads desc[0] when not NULL */
 		.iov_count = len ? 1 : 0,
+		.addr = FI_ADDR_UNSPEC, /* a connection's endpoint hears only its peer */
 		.context = ctx,
 	};
 	return fab_posted(
 		c, fab_post_result(c, FAB_POST(c, fi_recvmsg(c->ep, &msg, ff)), "fi_recvmsg()"),
 		ctx);
+}
+
+/*
+ * fab_post_recv -- post one receive buffer; over reliable datagrams the
+ * connection keeps track of it (fab_rdm_post_recv)
+ */
+int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
+{
+	if (__builtin_expect(c->rdm != NULL, 0))
+		return fab_rdm_post_recv(c, buf, len, desc, ctx);
+	return fab_post_recv_raw(c, buf, len, desc, ctx);
 }
 
 /* fab_recv -- rpma_recv() */

@@ -14,8 +14,9 @@ static struct fi_info *fab_hints(const struct fab_dev *d, uint64_t extra_caps)
 	struct fi_info *h = fi_allocinfo();
 	if (h == NULL)
 		return NULL;
-	h->ep_attr->type = FI_EP_MSG;
-	h->caps = FI_MSG | FI_RMA | extra_caps;
+	h->ep_attr->type = (enum fi_ep_type)d->ep_type;
+	/* over reliable datagrams the connection protocol speaks in tagged messages */
+	h->caps = FI_MSG | FI_RMA | extra_caps | (d->ep_type == FI_EP_RDM ? FI_TAGGED : 0);
 	/* FI_CONTEXT is not offered: the user's op_context goes to libfabric as it is */
 	h->mode = FI_RX_CQ_DATA;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
@@ -65,11 +66,12 @@ static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 		FAB_LOG_FI(ret, "fi_getinfo()");
 		return RPMA_E_PROVIDER;
 	}
-	for (fi = list; fi && fi->ep_attr->type != FI_EP_MSG; fi = fi->next)
+	for (fi = list; fi && fi->ep_attr->type != (enum fi_ep_type)d->ep_type; fi = fi->next)
 		;
 	if (fi == NULL) {
 		fi_freeinfo(list);
-		FAB_LOG_ERROR("fi_getinfo(): no FI_EP_MSG entry");
+		FAB_LOG_ERROR("fi_getinfo(): no %s entry",
+			      d->ep_type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG");
 		return RPMA_E_PROVIDER;
 	}
 	p->info = fi_dupinfo(fi);
@@ -97,15 +99,21 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->prov_keys = (mm == 1) || (mm & FI_MR_PROV_KEY);
 	p->rx_cq_data = (p->info->mode & FI_RX_CQ_DATA) != 0;
 	/* remote CQ data that takes no receive: carry the value in a send (fabric.h) */
+	p->rdm = d->ep_type == FI_EP_RDM;
+	/*
+	 * reliable datagrams: shm declares no ordering at all, but applies the
+	 * operations of one endpoint to a peer in order (one command queue per
+	 * pair, or a copy made at posting: fabric_rdm.c); rxm declares SAW
+	 */
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
-			  (p->info->tx_attr->msg_order & FI_ORDER_SAW);
+			  ((p->info->tx_attr->msg_order & FI_ORDER_SAW) || p->rdm);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
 	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
-	p->refused_sync = strcmp(d->prov_name, "sockets") == 0;
+	p->refused_sync = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
 	p->eager_fds = strcmp(d->prov_name, "sockets") == 0;
-	p->end_closes = strcmp(d->prov_name, "sockets") == 0;
+	p->end_closes = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
 			  strcmp(d->prov_name, "sockets") != 0;
@@ -189,9 +197,10 @@ static uint64_t fab_peer_caps(const struct fab_peer *p, const struct fab_dev *d)
 		caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
 	if (p->rx_cq_data || p->imm_emulated)
 		caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
-	FAB_LOG_INFO("peer on %s/%s/%s: mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
+	FAB_LOG_INFO("peer on %s/%s/%s (%s): mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
 		     "persistent flush %s, write with immediate data %s",
-		     d->prov_name, d->fabric_name, d->domain_name, (unsigned long)p->mr_mode,
+		     d->prov_name, d->fabric_name, d->domain_name,
+		     p->rdm ? "reliable datagrams" : "message endpoints", (unsigned long)p->mr_mode,
 		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
 		     p->has_atomic ? "native" : "emulated",
 		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported",
@@ -225,6 +234,11 @@ int fab_peer_init(struct rpma_peer *peer, void *dev, uint64_t *caps)
 	if (ret)
 		goto err_domain;
 
+	ret = fab_rdm_peer_init(p);
+	if (ret) {
+		fab_progress_stop(p);
+		goto err_domain;
+	}
 	pthread_mutex_init(&p->ceq.lock, NULL);
 	fab_cqg_peer_init(p);
 	*caps = fab_peer_caps(p, d);
@@ -253,6 +267,7 @@ int fab_peer_fini(struct rpma_peer *peer)
 	fab_progress_stop(p);
 	pthread_mutex_destroy(&p->ceq.lock);
 	fab_cqg_peer_fini(p);
+	fab_rdm_peer_fini(p);
 	int r = fi_close(&p->domain->fid);
 	if (r) {
 		FAB_LOG_FI(r, "fi_close(domain)");

@@ -36,10 +36,27 @@ uint64_t fab_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* fab_rank_rdm -- the same for reliable-datagram endpoints */
+static int fab_rank_rdm(const char *name)
+{
+	/* layered over another provider: after the native ones, shm (one node only) last */
+	if (strstr(name, "ofi_rxm") != NULL)
+		return strncmp(name, "verbs", 5) == 0 ? 20 : 21;
+	if (strstr(name, "ofi_rxd") != NULL)
+		return 30;
+	if (strcmp(name, "shm") == 0)
+		return 40;
+	if (strcmp(name, "sockets") == 0)
+		return 50;
+	return 10; /* efa, cxi, psm3, opx, ...: native reliable datagrams */
+}
+
 /* fab_rank -- how much we prefer a libfabric provider when FI_PROVIDER does not choose */
 static int fab_rank(const struct fi_info *fi)
 {
 	const char *name = fi->fabric_attr->prov_name;
+	if (name != NULL && fi->ep_attr->type == FI_EP_RDM)
+		return fab_rank_rdm(name);
 	if (name == NULL || strchr(name, ';') != NULL)
 		return 100; /* layered (utility) providers are not MSG cores */
 	if (strcmp(name, "verbs") == 0)
@@ -54,12 +71,12 @@ static int fab_rank(const struct fi_info *fi)
 	return 10;
 }
 
-/* fab_pick -- the entry of list to use (the first one with the best rank) */
-static struct fi_info *fab_pick(struct fi_info *list)
+/* fab_pick -- the entry of list of type to use (the first one with the best rank) */
+static struct fi_info *fab_pick(struct fi_info *list, enum fi_ep_type type)
 {
 	struct fi_info *best = NULL;
 	for (struct fi_info *fi = list; fi != NULL; fi = fi->next) {
-		if (fi->ep_attr->type != FI_EP_MSG)
+		if (fi->ep_attr->type != type)
 			continue;
 		if (best == NULL || fab_rank(fi) < fab_rank(best))
 			best = fi;
@@ -154,7 +171,8 @@ static const char *fab_ep_type_name(enum fi_ep_type t)
  * when set) and what libfabric offers for the address without those
  * requirements (provider and endpoint type of each distinct entry)
  */
-static __attribute__((cold)) void fab_refusal(const char *addr, uint64_t flags, const char *why)
+static __attribute__((cold)) void fab_refusal(const char *addr, uint64_t flags, const char *why,
+					      const char *wanted)
 {
 	char offered[256] = "";
 	size_t used = 0;
@@ -182,39 +200,76 @@ static __attribute__((cold)) void fab_refusal(const char *addr, uint64_t flags, 
 		fi_freeinfo(all);
 	}
 	const char *fp = getenv("FI_PROVIDER");
-	FAB_LOG_WARNING("no libfabric provider%s%s offers a message endpoint (FI_EP_MSG) with "
-			"send/receive and RMA for the %s address %s (%s); libfabric offers: %s",
-			fp ? " of FI_PROVIDER=" : "", fp ? fp : "",
+	FAB_LOG_WARNING("no libfabric provider%s%s offers %s with send/receive and RMA for the %s "
+			"address %s (%s); libfabric offers: %s",
+			fp ? " of FI_PROVIDER=" : "", fp ? fp : "", wanted,
 			(flags & FI_SOURCE) ? "local" : "remote", addr, why,
 			used ? offered : "nothing for this address");
 }
 
-/* fab_device_lookup -- ask libfabric for the MSG provider, fabric and domain serving addr */
-static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type type,
-			     struct fab_dev **dev)
+/*
+ * fab_device_find -- the entries of endpoint type ep_type serving addr
+ * (*list NULL: none, *why says why)
+ */
+static int fab_device_find(const char *addr, uint64_t flags, enum fi_ep_type ep_type,
+			   struct fi_info **list, struct fi_info **fi, const char **why)
 {
 	struct fi_info *hints = fi_allocinfo();
-	struct fi_info *list = NULL;
+	*list = *fi = NULL;
 	if (hints == NULL) {
 		FAB_LOG_ERROR("fi_allocinfo() failed");
 		return RPMA_E_NOMEM;
 	}
-	hints->ep_attr->type = FI_EP_MSG;
-	hints->caps = FI_MSG | FI_RMA;
+	hints->ep_attr->type = ep_type;
+	/* over reliable datagrams the connection protocol speaks in tagged messages */
+	hints->caps = FI_MSG | FI_RMA | (ep_type == FI_EP_RDM ? FI_TAGGED : 0);
 	hints->mode = FI_RX_CQ_DATA;
 	hints->domain_attr->mr_mode =
 		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
-	uint64_t flags = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? FI_SOURCE : 0;
-	int ret = fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, hints, &list);
+	int ret = fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, hints, list);
 	fi_freeinfo(hints);
 	if (ret) {
-		fab_refusal(addr, flags, fi_strerror(-ret));
-		return RPMA_E_PROVIDER;
+		*list = NULL;
+		*why = fi_strerror(-ret);
+		return 0;
 	}
-	struct fi_info *fi = fab_pick(list);
+	*fi = fab_pick(*list, ep_type);
+	if (*fi == NULL) {
+		fi_freeinfo(*list);
+		*list = NULL;
+		*why = ep_type == FI_EP_RDM ? "no entry of type FI_EP_RDM" : "no entry of type FI_EP_MSG";
+	}
+	return 0;
+}
+
+/*
+ * fab_device_lookup -- ask libfabric for the provider, fabric and domain
+ * serving addr: message endpoints, else reliable datagrams
+ * (RPMA_FABRIC_EP_TYPE: only the one named)
+ */
+static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type type,
+			     struct fab_dev **dev)
+{
+	struct fi_info *list = NULL, *fi = NULL;
+	uint64_t flags = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? FI_SOURCE : 0;
+	const char *want = fab_ep_type_env();
+	const char *why = "";
+	if (want && strcmp(want, "msg") != 0 && strcmp(want, "rdm") != 0) {
+		FAB_LOG_ERROR("RPMA_FABRIC_EP_TYPE=%s: not msg, rdm or auto", want);
+		return RPMA_E_INVAL;
+	}
+	int ret = 0;
+	if (want == NULL || strcmp(want, "msg") == 0)
+		ret = fab_device_find(addr, flags, FI_EP_MSG, &list, &fi, &why);
+	if (ret == 0 && fi == NULL && (want == NULL || strcmp(want, "rdm") == 0))
+		ret = fab_device_find(addr, flags, FI_EP_RDM, &list, &fi, &why);
+	if (ret)
+		return ret;
 	if (fi == NULL) {
-		fi_freeinfo(list);
-		fab_refusal(addr, flags, "no entry of type FI_EP_MSG");
+		fab_refusal(addr, flags, why,
+			    want == NULL	       ? "a message or reliable-datagram endpoint"
+			    : strcmp(want, "msg") == 0 ? "a message endpoint (FI_EP_MSG)"
+						       : "a reliable-datagram endpoint (FI_EP_RDM)");
 		return RPMA_E_PROVIDER;
 	}
 	struct fab_dev *d = calloc(1, sizeof(*d));
@@ -224,6 +279,7 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 		return RPMA_E_NOMEM;
 	}
 	d->type = (int)type;
+	d->ep_type = (int)fi->ep_attr->type;
 	d->addr = strdup(addr);
 	d->prov_name = strdup(fi->fabric_attr->prov_name);
 	d->fabric_name = strdup(fi->fabric_attr->name);
@@ -234,8 +290,9 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
 	}
-	RPMA_LOG_INFO("fabric: %s is served by libfabric provider %s, fabric %s, domain %s", addr,
-		      d->prov_name, d->fabric_name, d->domain_name);
+	RPMA_LOG_INFO("fabric: %s is served by libfabric provider %s, fabric %s, domain %s (%s)",
+		      addr, d->prov_name, d->fabric_name, d->domain_name,
+		      d->ep_type == FI_EP_RDM ? "reliable datagrams" : "message endpoints");
 	fab_env_check(d->prov_name);
 	*dev = d;
 	return 0;
@@ -312,10 +369,11 @@ static void fab_peer_describe(const struct rpma_peer *peer, char *buf, size_t si
 	const char *dom =
 		info->domain_attr && info->domain_attr->name ? info->domain_attr->name : "?";
 	snprintf(buf, size,
-		 "libfabric %u.%u, provider %s, FI_EP_MSG endpoints, fabric %s, domain %s, "
+		 "libfabric %u.%u, provider %s, %s endpoints, fabric %s, domain %s, "
 		 "private data up to %u bytes (less where the transport carries less)",
 		 FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
 		 info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "?",
+		 info->ep_attr && info->ep_attr->type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG",
 		 info->fabric_attr->name ? info->fabric_attr->name : "?", dom,
 		 (unsigned)FAB_PDATA_API_MAX);
 }
@@ -363,7 +421,8 @@ static const struct rpma_provider_ops fab_ops = {
 
 const struct rpma_provider rpma_provider_fabric = {
 	.name = "fabric",
-	.description = "libfabric FI_EP_MSG endpoints (tcp, sockets, verbs, ...)",
+	.description = "libfabric FI_EP_MSG endpoints (tcp, sockets, verbs, ...), else FI_EP_RDM "
+		       "(shm, tcp;ofi_rxm, efa, ...)",
 	/* fab_flush needs no access right on the target region: no announcement */
 	.caps = RPMA_PROV_CAP_NATIVE_FLUSH | RPMA_PROV_CAP_NATIVE_FLUSH_UNANNOUNCED,
 	.peer_size = sizeof(struct fab_peer),

@@ -40,7 +40,8 @@ static int fields_ok(const struct fab_rdm_msg *m)
 		if (m->dst_id != 0 || m->dst_gen != 0)
 			return 0;
 	} else {
-		if (m->addr_len != 0)
+		/* an ACCEPT may name the endpoint the connection continues on */
+		if (m->addr_len > (m->type == FAB_RDM_ACCEPT ? FAB_RDM_ADDR_MAX : 0))
 			return 0;
 		if (m->dst_id == 0 || m->dst_gen == 0)
 			return 0;
@@ -268,6 +269,8 @@ static void send_req(struct fab_rdm_conn *c, struct fab_rdm_out *out)
 static void send_accept(struct fab_rdm_conn *c, struct fab_rdm_out *out)
 {
 	struct fab_rdm_msg *m = out_msg(out, c, FAB_RDM_ACCEPT);
+	m->addr_len = c->addr_len;
+	m->addr = c->addr_len ? c->addr : NULL;
 	m->pdata_len = c->pdata_len;
 	m->pdata = c->pdata_len ? c->pdata : NULL;
 }
@@ -342,6 +345,17 @@ int fab_rdm_conn_is_req_of(const struct fab_rdm_conn *c, const struct fab_rdm_ms
 	return c->server && m->type == FAB_RDM_REQ && m->src_id == c->peer_id &&
 	       m->src_gen == c->peer_gen && m->addr_len == c->peer_addr_len && m->addr != NULL &&
 	       memcmp(m->addr, c->peer_addr, m->addr_len) == 0;
+}
+
+/* fab_rdm_conn_set_addr -- server: the address its ACCEPT names (0 bytes: none) */
+int fab_rdm_conn_set_addr(struct fab_rdm_conn *c, const void *addr, size_t addr_len)
+{
+	if (addr_len > FAB_RDM_ADDR_MAX || (addr_len && addr == NULL))
+		return RPMA_E_INVAL;
+	c->addr_len = (uint16_t)addr_len;
+	if (addr_len)
+		memcpy(c->addr, addr, addr_len);
+	return 0;
 }
 
 /* fab_rdm_conn_accept -- ACCEPT_SENT; READY (or any later message) establishes */
@@ -455,6 +469,9 @@ enum fab_rdm_verdict fab_rdm_conn_recv(struct fab_rdm_conn *c, const struct fab_
 		if (c->state == FAB_RDM_ST_REQ_SENT) {
 			c->peer_id = m->src_id;
 			c->peer_gen = m->src_gen;
+			c->peer_addr_len = m->addr_len;
+			if (m->addr_len)
+				memcpy(c->peer_addr, m->addr, m->addr_len);
 			c->peer_pdata_len = m->pdata_len;
 			if (m->pdata_len)
 				memcpy(c->peer_pdata, m->pdata, m->pdata_len);

@@ -24,7 +24,9 @@
  *   byte 16..19  the receiver's connection id   (0 in a REQ)
  *   byte 20..23  the receiver's generation      (0 in a REQ, else never 0)
  *   byte 24..27  sequence: the try of a REQ or DISC, the count of KEEPALIVEs
- *   byte 28..29  a, the length of the sender's endpoint address (REQ only)
+ *   byte 28..29  a, the length of the sender's endpoint address (REQ: the
+ *                client's, at least 1 byte; ACCEPT: the endpoint the server's
+ *                side of the connection continues on, or 0; else 0)
  *   byte 30..31  0
  *   then a bytes of address, then n bytes of private data.
  *
@@ -183,9 +185,9 @@ struct fab_rdm_conn {
 	uint8_t pdata[FAB_RDM_PDATA_MAX];
 	uint8_t peer_pdata_len; /* the peer's: REQ (server) or ACCEPT (client) */
 	uint8_t peer_pdata[FAB_RDM_PDATA_MAX];
-	uint16_t addr_len; /* client: its own address, sent in the REQ */
+	uint16_t addr_len; /* ours: sent in the REQ (client) or the ACCEPT (server) */
 	uint8_t addr[FAB_RDM_ADDR_MAX];
-	uint16_t peer_addr_len; /* server: the client's address, from the REQ */
+	uint16_t peer_addr_len; /* the peer's: from the REQ (server) or the ACCEPT (client) */
 	uint8_t peer_addr[FAB_RDM_ADDR_MAX];
 };
 
@@ -208,6 +210,13 @@ int fab_rdm_conn_from_req(struct fab_rdm_conn *c, const struct fab_rdm_cfg *cfg,
 
 /* fab_rdm_conn_is_req_of -- is the REQ m a try of the request c was made from? */
 int fab_rdm_conn_is_req_of(const struct fab_rdm_conn *c, const struct fab_rdm_msg *m);
+
+/*
+ * fab_rdm_conn_set_addr -- server: the address its ACCEPT carries (the
+ * endpoint of the connection, which the client sends to from then on);
+ * the client keeps the one it got in peer_addr.  RPMA_E_INVAL: too long.
+ */
+int fab_rdm_conn_set_addr(struct fab_rdm_conn *c, const void *addr, size_t addr_len);
 
 /* fab_rdm_conn_accept -- server, REQ_RCVD: ACCEPT with pdata; RPMA_E_INVAL in another state */
 int fab_rdm_conn_accept(struct fab_rdm_conn *c, const void *pdata, size_t pdata_len, uint64_t now,

@@ -15,23 +15,48 @@ void rpma_provider_traits(struct rpma_provider_traits *traits);
  * closes only once the other answers); tcp and sockets over a plain socket
  * (256 bytes); the envelope takes 6 of them
  */
+/*
+ * fab_traits_rdm -- does the provider serve reliable datagrams: forced by
+ * RPMA_FABRIC_EP_TYPE=rdm, or FI_PROVIDER (set) offers no message endpoint
+ */
+static bool fab_traits_rdm(const char *fp)
+{
+	const char *t = fab_ep_type_env();
+	if (t != NULL)
+		return strcmp(t, "rdm") == 0;
+	if (*fp == '\0')
+		return false;
+	struct fi_info *h = fi_allocinfo(), *list = NULL;
+	if (h == NULL)
+		return false;
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA;
+	bool msg = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &list) == 0;
+	fi_freeinfo(list);
+	fi_freeinfo(h);
+	return !msg;
+}
+
 void rpma_provider_traits(struct rpma_provider_traits *traits)
 {
 	const char *fp = getenv("FI_PROVIDER");
 	if (fp == NULL)
 		fp = "";
 	bool rdma_cm = strcmp(fp, "verbs") == 0;
+	bool rdm = fab_traits_rdm(fp);
 
 	memset(traits, 0, sizeof(*traits));
-	traits->pdata_connect_max = rdma_cm ? 49 : 250;
+	/* reliable datagrams: the connection protocol carries 255 bytes (fabric_rdm_proto.h) */
+	traits->pdata_connect_max = rdm ? 255 : rdma_cm ? 49 : 250;
 	traits->pdata_accept_max = traits->pdata_connect_max;
 	traits->pdata_padded = rdma_cm;
 	traits->close_waits_for_peer = rdma_cm;
-	traits->plain_tcp_connect = !rdma_cm;
+	traits->plain_tcp_connect = !rdma_cm && !rdm;
 	traits->refused_event = RPMA_CONN_UNREACHABLE;
 	traits->bad_key_breaks_conn = true;
 	/* FI_RMA_PMEM + FI_COMMIT_COMPLETE: tcp (net) only, not sockets' MSG endpoints */
-	traits->persistent_flush = *fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0;
+	traits->persistent_flush =
+		!rdm && (*fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0);
 	traits->odp_possible = false;
 	traits->mr_advise = false;
 	traits->drawn_key_min = FAB_KEY_MIN;

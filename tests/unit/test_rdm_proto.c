@@ -91,12 +91,19 @@ static void pair_establish(struct pair *p, uint64_t now)
 {
 	struct fab_rdm_out o2;
 	uint8_t b2[FAB_RDM_MSG_MAX];
+	static const uint8_t srv_addr[] = "fi_sockaddr_in://127.0.0.1:41459";
 	pair_request(p, now);
+	cr_assert_eq(fab_rdm_conn_set_addr(&p->srv, srv_addr, sizeof(srv_addr)), 0);
 	cr_assert_eq(fab_rdm_conn_accept(&p->srv, PD_ACC, sizeof(PD_ACC), now, &p->out), 0);
 	expect_msg(&p->out, FAB_RDM_ACCEPT, RPMA_CONN_UNDEFINED);
 	struct fab_rdm_msg acc = wire(&p->out.msgs[0], p->buf);
+	cr_assert_eq(acc.addr_len, sizeof(srv_addr));
 	cr_assert_eq(fab_rdm_conn_recv(&p->cli, &acc, now, &o2), FAB_RDM_TAKEN);
 	expect_msg(&o2, FAB_RDM_READY, RPMA_CONN_ESTABLISHED);
+	/* the client learns where the server's side of the connection is */
+	cr_assert_eq(p->cli.peer_addr_len, sizeof(srv_addr));
+	cr_assert_arr_eq(p->cli.peer_addr, srv_addr, sizeof(srv_addr));
+	cr_assert_eq(fab_rdm_conn_set_addr(&p->srv, srv_addr, FAB_RDM_ADDR_MAX + 1), RPMA_E_INVAL);
 	cr_assert_eq(p->cli.peer_pdata_len, sizeof(PD_ACC));
 	cr_assert_arr_eq(p->cli.peer_pdata, PD_ACC, sizeof(PD_ACC));
 	struct fab_rdm_msg rdy = wire(&o2.msgs[0], b2);
@@ -172,6 +179,11 @@ Test(rdm_codec, every_type_round_trips)
 		} else {
 			m.dst_id = 9;
 			m.dst_gen = 4;
+		}
+		if (t == FAB_RDM_ACCEPT) {
+			/* the endpoint the server's side continues on */
+			m.addr_len = 16;
+			m.addr = addr;
 		}
 		if (t == FAB_RDM_REQ || t == FAB_RDM_ACCEPT) {
 			m.pdata_len = FAB_RDM_PDATA_MAX;

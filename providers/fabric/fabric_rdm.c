@@ -1,0 +1,1334 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fabric_rdm.c -- librpma's connections over reliable-datagram (FI_EP_RDM) endpoints */
+
+/*
+ * An FI_EP_RDM endpoint has no connections; the protocol of
+ * fabric_rdm_proto.[ch] makes them, in tagged messages (FAB_RDM_CTL_TAG)
+ * that never meet the application's untagged sends and receives.
+ *
+ * Endpoints.  A listener opens one endpoint on fi_getinfo(address, port,
+ * FI_SOURCE) and takes every client's REQ there.  Every connection, on both
+ * sides, has an endpoint, an AV and CQs of its own, as a message endpoint
+ * has: the client's is opened on fi_getinfo(address, port)'s entry, the
+ * server's on an entry whose destination is the client's address (so the
+ * provider picks the local address that reaches it), and the ACCEPT names
+ * it.  A connection's completions therefore reach only its CQs and its
+ * receives only its peer's messages, and the data path is the message
+ * endpoints' own with the peer's fi_addr_t.
+ *
+ * Per peer (struct fab_peer): the table of connection ids (a slot and a
+ * generation: a message of a connection that ended names a generation that
+ * no longer exists and is dropped) and rdm_lock, which guards it and the
+ * listeners' lists.  Per request / connection (struct fab_rdm, "rec"): the
+ * protocol machine, under its own lock, and the control port of the
+ * connection's endpoint.  A listener keeps each request's rec in a list
+ * (repeated REQs find it; a rejected one stays until its timeout, so that a
+ * repeat gets the REJECT again and never makes a second request); the
+ * connection built from it holds it too (two references).
+ *
+ * Control messages are sent from per-port slots (struct fab_rdm_tx) with a
+ * completion each; a send refused with -FI_EAGAIN (shm before the peer's
+ * region is mapped, a full queue) stays queued and is posted again by the
+ * connection's timer, which runs every millisecond meanwhile.  A slot is
+ * never waited for: when all are busy a message is dropped, which the
+ * protocol's retries cover.  Timers run in the drain of the peer's
+ * connections' EQ (fab_ceq_settle): the machine's next tick is the
+ * connection's deadline there.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_tagged.h>
+
+#include "fabric.h"
+
+/* the tag of control messages (the application's messages are untagged) */
+#define FAB_RDM_CTL_TAG 0x72706d615f63746cULL /* "rpma_ctl" */
+/* control sends a port may have out at once */
+#define FAB_RDM_TXS 8
+/* the connection ids of a peer (slot 0 is never used) */
+#define FAB_RDM_IDS 65536
+/* the longest a closing connection waits for its last control messages to leave */
+#define FAB_RDM_LINGER_MS 200
+/* the timeout a request has until the application's setup names one */
+#define FAB_RDM_DEFAULT_TIMEOUT_MS 1000
+
+enum { FAB_TX_FREE = 0, FAB_TX_QUEUED, FAB_TX_POSTED };
+
+/* one control send */
+struct fab_rdm_tx {
+	_Atomic int st;
+	fi_addr_t to;
+	size_t to_len; /* the destination's name (string addresses: fab_gone_is), 0: unknown */
+	uint8_t to_name[FAB_RDM_ADDR_MAX];
+	size_t len;
+	uint8_t buf[FAB_RDM_MSG_MAX];
+};
+
+/* the control side of an endpoint: its receive buffer and send slots */
+struct fab_rdm_port {
+	pthread_mutex_t lock; /* posting sends */
+	struct fid_ep *ep;
+	struct fid_av *av;
+	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
+	void *desc;
+	bool str_addrs; /* FI_ADDR_STR: sends check the closed endpoints of this process */
+	bool rx_posted;
+	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
+	uint8_t name[FAB_RDM_ADDR_MAX];
+	size_t name_len;
+	struct fab_rdm_tx tx[FAB_RDM_TXS];
+	uint8_t rx[FAB_RDM_MSG_MAX];
+};
+
+/* a request or connection over a reliable-datagram endpoint */
+struct fab_rdm {
+	pthread_mutex_t lock; /* the machine */
+	struct fab_rdm_conn m;
+	struct fab_peer *peer;
+	struct fab_conn *conn; /* the connection built from it, or NULL */
+	struct fab_rdm_port port;
+	bool port_made;
+	fi_addr_t to;	       /* the peer's side of the connection (valid: to_known) */
+	bool to_known;
+	fi_addr_t lst_addr; /* client: the listener (the REQ goes there) */
+	uint8_t lst_name[FAB_RDM_ADDR_MAX];
+	size_t lst_len;
+	bool lst_gone;	    /* client: a listener of this process that was closed (see below) */
+	bool has_id;
+	/* server: the listener's list (under the peer's rdm_lock) */
+	struct fab_rdm_lst *lst;
+	fi_addr_t lst_peer; /* the client's address in the listener's AV */
+	struct fab_rdm *lnext;
+	int refs; /* under the peer's rdm_lock: the listener's list, the owner */
+	/*
+	 * the contexts of the receives posted and not completed: a connection
+	 * that ends cancels them (libfabric completes them with FI_ECANCELED,
+	 * the application sees IBV_WC_WR_FLUSH_ERR as on verbs); nothing else
+	 * would ever complete them, the peer being gone
+	 */
+	pthread_mutex_t rx_lock;
+	void **rx_ctx;
+	size_t rx_n, rx_cap;
+	bool rx_cancelled;
+};
+
+/* a listening reliable-datagram endpoint */
+struct fab_rdm_lst {
+	struct fab_peer *peer;
+	struct fi_info *info;
+	struct fid_cq *cq;
+	struct fab_rdm_port port;
+	struct fab_rdm *recs; /* requests and connections made here (under rdm_lock) */
+	bool closing;
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t fab_ms(void)
+{
+	return fab_now_ns() / 1000000ULL;
+}
+
+/*
+ * fab_ep_type_env -- RPMA_FABRIC_EP_TYPE: "msg", "rdm" or NULL (automatic:
+ * message endpoints, else reliable datagrams)
+ */
+const char *fab_ep_type_env(void)
+{
+	const char *v = getenv("RPMA_FABRIC_EP_TYPE");
+	if (v == NULL || *v == '\0' || strcmp(v, "auto") == 0)
+		return NULL;
+	return v;
+}
+
+/* fab_rdm_cfg -- the protocol's timing for a connection timeout of timeout_ms */
+static void fab_rdm_cfg(int timeout_ms, struct fab_rdm_cfg *cfg)
+{
+	uint64_t t = timeout_ms > 0 ? (uint64_t)timeout_ms : FAB_RDM_DEFAULT_TIMEOUT_MS;
+	cfg->timeout_ms = t;
+	cfg->retry_ms = t / 10 > 10 ? t / 10 : 10;
+	cfg->keepalive_ms = t / 4 > 10 ? t / 4 : 10;
+}
+
+/* fab_rdm_peer_init -- the peer's connection ids */
+int fab_rdm_peer_init(struct fab_peer *p)
+{
+	pthread_mutex_init(&p->rdm_lock, NULL);
+	if (!p->rdm)
+		return 0;
+	p->rdm_ids = calloc(1, sizeof(*p->rdm_ids));
+	if (p->rdm_ids == NULL || fab_rdm_ids_init(p->rdm_ids, FAB_RDM_IDS)) {
+		free(p->rdm_ids);
+		p->rdm_ids = NULL;
+		pthread_mutex_destroy(&p->rdm_lock);
+		FAB_LOG_ERROR("out of memory for the connection ids");
+		return RPMA_E_NOMEM;
+	}
+	return 0;
+}
+
+void fab_rdm_peer_fini(struct fab_peer *p)
+{
+	if (p->rdm_ids) {
+		fab_rdm_ids_fini(p->rdm_ids);
+		free(p->rdm_ids);
+		p->rdm_ids = NULL;
+	}
+	pthread_mutex_destroy(&p->rdm_lock);
+}
+
+/* fab_av_open -- a small AV for an endpoint (it names one or a few peers) */
+static int fab_av_open(struct fab_peer *p, struct fid_av **av)
+{
+	struct fi_av_attr attr = {.type = FI_AV_UNSPEC, .count = 4};
+	int ret = fi_av_open(p->domain, &attr, av, NULL);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_av_open()");
+		return fab_err(ret);
+	}
+	return 0;
+}
+
+/* fab_av_add -- insert one address; RPMA_E_PROVIDER when the AV refuses it */
+static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
+{
+	int ret = fi_av_insert(av, addr, 1, fa, 0, NULL);
+	if (ret != 1) {
+		FAB_LOG_ERROR("fi_av_insert() failed: %s",
+			      ret < 0 ? fi_strerror(-ret) : "the address was refused");
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+/*
+ * Endpoints of this process that were closed.  libfabric 1.17's shm keeps a
+ * process-wide table of its local endpoints and reaches a peer endpoint of
+ * the same process through a pointer to its region, which the endpoint's
+ * close frees: a send to it afterwards, or inserting its name into an AV,
+ * is a use after free (SIGSEGV in fi_tsendmsg and fi_av_insert, seen with
+ * conn/unreachable and conn/disconnect_while_connecting).  So the names of
+ * our closed endpoints (string addresses, FI_ADDR_STR, only) are kept, the
+ * last FAB_GONE_MAX of them: a control message to one is dropped (under
+ * the read lock, which a close takes for writing, so no send is under way
+ * when an endpoint closes), and a client asking for a closed listener of
+ * this process is told UNREACHABLE without an insert.  The application's
+ * own operations are not checked: none is posted to a peer that went.
+ */
+#define FAB_GONE_MAX 4096
+struct fab_gone {
+	struct fab_gone *next;
+	size_t len;
+	uint8_t addr[];
+};
+static pthread_rwlock_t fab_gone_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct fab_gone *fab_gone_head; /* the newest first */
+static unsigned fab_gone_n;
+
+/* fab_name_eq -- the same string address (the lengths may or may not count the NUL) */
+static bool fab_name_eq(const void *a, size_t alen, const void *b, size_t blen)
+{
+	alen = strnlen(a, alen);
+	blen = strnlen(b, blen);
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/* fab_gone_find_locked -- the link that points at the entry of addr, or at NULL */
+static struct fab_gone **fab_gone_find_locked(const void *addr, size_t len)
+{
+	struct fab_gone **pp = &fab_gone_head;
+	for (; *pp; pp = &(*pp)->next)
+		if (fab_name_eq((*pp)->addr, (*pp)->len, addr, len))
+			break;
+	return pp;
+}
+
+/* fab_gone_set -- an endpoint of this process named addr closes (gone) or opens */
+static void fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, bool gone)
+{
+	if (p->info->addr_format != FI_ADDR_STR || addr == NULL || len == 0)
+		return;
+	pthread_rwlock_wrlock(&fab_gone_lock);
+	struct fab_gone **pp = fab_gone_find_locked(addr, len);
+	if (!gone && *pp) {
+		struct fab_gone *g = *pp;
+		*pp = g->next;
+		free(g);
+		fab_gone_n--;
+	} else if (gone && *pp == NULL) {
+		struct fab_gone *g = malloc(sizeof(*g) + len);
+		if (g) {
+			g->len = len;
+			memcpy(g->addr, addr, len);
+			g->next = fab_gone_head;
+			fab_gone_head = g;
+			if (++fab_gone_n > FAB_GONE_MAX) {
+				/* forget the oldest */
+				struct fab_gone **last = &fab_gone_head;
+				while ((*last)->next)
+					last = &(*last)->next;
+				free(*last);
+				*last = NULL;
+				fab_gone_n--;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&fab_gone_lock);
+}
+
+/* fab_gone_is_locked -- is addr a closed endpoint of this process? (lock held) */
+static bool fab_gone_is_locked(const void *addr, size_t len)
+{
+	return *fab_gone_find_locked(addr, len) != NULL;
+}
+
+static bool fab_gone_is(const void *addr, size_t len)
+{
+	pthread_rwlock_rdlock(&fab_gone_lock);
+	bool found = fab_gone_is_locked(addr, len);
+	pthread_rwlock_unlock(&fab_gone_lock);
+	return found;
+}
+
+/* ------------------------------------------------------------ control port */
+
+/* fab_port_init -- a port on ep (enabled): its name and the control receive */
+static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid_ep *ep,
+			 struct fid_av *av)
+{
+	pthread_mutex_init(&pt->lock, NULL);
+	pt->ep = ep;
+	pt->av = av;
+	pt->str_addrs = p->info->addr_format == FI_ADDR_STR;
+	pt->name_len = sizeof(pt->name);
+	int ret = fi_getname(&ep->fid, pt->name, &pt->name_len);
+	if (ret || pt->name_len == 0 || pt->name_len > FAB_RDM_ADDR_MAX) {
+		FAB_LOG_ERROR("fi_getname() failed: %s",
+			      ret ? fi_strerror(-ret) : "no name, or a name over 128 bytes");
+		return RPMA_E_PROVIDER;
+	}
+	if (p->mr_mode & FI_MR_LOCAL) {
+		uint64_t key;
+		ret = fab_peer_reg(p, pt, sizeof(*pt), FI_SEND | FI_RECV, false, &pt->mr, &pt->desc,
+				   &key);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* fab_port_post_rx -- (re)post the control receive */
+static void fab_port_post_rx(struct fab_rdm_port *pt)
+{
+	struct iovec iov = {.iov_base = pt->rx, .iov_len = sizeof(pt->rx)};
+	void *desc = pt->desc;
+	struct fi_msg_tagged msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.addr = FI_ADDR_UNSPEC,
+		.tag = FAB_RDM_CTL_TAG,
+		.ignore = 0,
+		.context = pt,
+	};
+	for (int tries = 0; tries < 1000; tries++) {
+		ssize_t r = fi_trecvmsg(pt->ep, &msg, FI_COMPLETION);
+		if (r == 0) {
+			pt->rx_posted = true;
+			return;
+		}
+		if (r != -FI_EAGAIN) {
+			FAB_LOG_FI(r, "fi_trecvmsg(control)");
+			break;
+		}
+	}
+	pt->rx_posted = false;
+	FAB_LOG_ERROR("the control receive could not be posted: the endpoint hears no peer");
+}
+
+/* fab_port_post -- post slot t (port lock held); false: refused for now (-FI_EAGAIN) */
+static bool fab_port_post(struct fab_rdm_port *pt, struct fab_rdm_tx *t)
+{
+	struct iovec iov = {.iov_base = t->buf, .iov_len = t->len};
+	void *desc = pt->desc;
+	struct fi_msg_tagged msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.addr = t->to,
+		.tag = FAB_RDM_CTL_TAG,
+		.context = t,
+	};
+	if (pt->str_addrs) {
+		pthread_rwlock_rdlock(&fab_gone_lock);
+		if (t->to_len && fab_gone_is_locked(t->to_name, t->to_len)) {
+			pthread_rwlock_unlock(&fab_gone_lock);
+			FAB_LOG_DEBUG("a control message to a closed endpoint dropped");
+			atomic_store(&t->st, FAB_TX_FREE);
+			return true;
+		}
+	}
+	ssize_t r = fi_tsendmsg(pt->ep, &msg, FI_COMPLETION);
+	if (pt->str_addrs)
+		pthread_rwlock_unlock(&fab_gone_lock);
+	if (r == -FI_EAGAIN)
+		return false;
+	if (r) {
+		/* the protocol sends again (or gives up at its timeout) */
+		FAB_LOG_INFO("fi_tsendmsg(control) failed: %s", fi_strerror((int)-r));
+		atomic_store(&t->st, FAB_TX_FREE);
+		return true;
+	}
+	atomic_store(&t->st, FAB_TX_POSTED);
+	return true;
+}
+
+/* fab_port_send -- send m to `to` from the port; dropped when every slot is busy */
+static void fab_port_send(struct fab_rdm_port *pt, fi_addr_t to, const uint8_t *to_name,
+			  size_t to_len, const struct fab_rdm_msg *m)
+{
+	pthread_mutex_lock(&pt->lock);
+	struct fab_rdm_tx *t = NULL;
+	for (int i = 0; i < FAB_RDM_TXS; i++) {
+		if (atomic_load(&pt->tx[i].st) == FAB_TX_FREE) {
+			t = &pt->tx[i];
+			break;
+		}
+	}
+	if (t == NULL) {
+		pthread_mutex_unlock(&pt->lock);
+		FAB_LOG_DEBUG("control %s dropped: every slot is busy", fab_rdm_type_str(m->type));
+		return;
+	}
+	t->len = fab_rdm_encode(m, t->buf, sizeof(t->buf));
+	if (t->len == 0) {
+		pthread_mutex_unlock(&pt->lock);
+		FAB_LOG_ERROR("control %s could not be encoded", fab_rdm_type_str(m->type));
+		return;
+	}
+	t->to = to;
+	t->to_len = to_name && to_len <= sizeof(t->to_name) ? to_len : 0;
+	if (t->to_len)
+		memcpy(t->to_name, to_name, t->to_len);
+	atomic_store(&t->st, FAB_TX_QUEUED);
+	/* after the older ones: a queued slot goes first */
+	if (atomic_load(&pt->queued) > 0 || !fab_port_post(pt, t))
+		atomic_fetch_add(&pt->queued, 1);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/* fab_port_flush -- post the queued slots again, oldest first; how many stay queued */
+static int fab_port_flush(struct fab_rdm_port *pt)
+{
+	if (atomic_load(&pt->queued) == 0)
+		return 0;
+	pthread_mutex_lock(&pt->lock);
+	for (int i = 0; i < FAB_RDM_TXS && atomic_load(&pt->queued) > 0; i++) {
+		struct fab_rdm_tx *t = &pt->tx[i];
+		if (atomic_load(&t->st) != FAB_TX_QUEUED)
+			continue;
+		if (!fab_port_post(pt, t))
+			break;
+		atomic_fetch_sub(&pt->queued, 1);
+	}
+	int left = atomic_load(&pt->queued);
+	pthread_mutex_unlock(&pt->lock);
+	return left;
+}
+
+/* fab_port_busy -- control sends still out (posted or queued) */
+static bool fab_port_busy(struct fab_rdm_port *pt)
+{
+	for (int i = 0; i < FAB_RDM_TXS; i++)
+		if (atomic_load(&pt->tx[i].st) != FAB_TX_FREE)
+			return true;
+	return false;
+}
+
+/* fab_port_tx_of -- the send slot ctx is, or NULL */
+static struct fab_rdm_tx *fab_port_tx_of(struct fab_rdm_port *pt, void *ctx)
+{
+	uintptr_t c = (uintptr_t)ctx, lo = (uintptr_t)pt->tx;
+	if (c < lo || c >= lo + sizeof(pt->tx))
+		return NULL;
+	return (struct fab_rdm_tx *)ctx;
+}
+
+/* fab_port_fini -- release what fab_port_init made (the endpoint is closed) */
+static void fab_port_fini(struct fab_rdm_port *pt)
+{
+	if (pt->mr) {
+		int r = fi_close(&pt->mr->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(control mr)");
+		pt->mr = NULL;
+	}
+	pthread_mutex_destroy(&pt->lock);
+}
+
+/* ------------------------------------------------------------ records */
+
+/* fab_rec_new -- a record with a fresh connection id; NULL when out of memory or ids */
+static struct fab_rdm *fab_rec_new(struct fab_peer *p, uint32_t *id, uint32_t *gen)
+{
+	struct fab_rdm *r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return NULL;
+	}
+	pthread_mutex_lock(&p->rdm_lock);
+	int ret = fab_rdm_ids_get(p->rdm_ids, id, gen);
+	pthread_mutex_unlock(&p->rdm_lock);
+	if (ret) {
+		free(r);
+		FAB_LOG_ERROR("no connection id left (%u connections)", FAB_RDM_IDS - 1);
+		return NULL;
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->rx_lock, NULL);
+	r->peer = p;
+	r->has_id = true;
+	r->refs = 1;
+	return r;
+}
+
+/* fab_rec_put_locked -- drop a reference (rdm_lock held); the last frees the record */
+static void fab_rec_put_locked(struct fab_rdm *r)
+{
+	if (--r->refs > 0)
+		return;
+	if (r->has_id)
+		fab_rdm_ids_put(r->peer->rdm_ids, r->m.id);
+	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->rx_lock);
+	free(r->rx_ctx);
+	free(r);
+}
+
+static void fab_rec_put(struct fab_rdm *r)
+{
+	struct fab_peer *p = r->peer;
+	pthread_mutex_lock(&p->rdm_lock);
+	fab_rec_put_locked(r);
+	pthread_mutex_unlock(&p->rdm_lock);
+}
+
+/* fab_rec_unlink_locked -- take r out of its listener's list (rdm_lock held) */
+static void fab_rec_unlink_locked(struct fab_rdm *r)
+{
+	struct fab_rdm_lst *l = r->lst;
+	if (l == NULL)
+		return;
+	for (struct fab_rdm **pp = &l->recs; *pp; pp = &(*pp)->lnext) {
+		if (*pp == r) {
+			*pp = r->lnext;
+			break;
+		}
+	}
+	(void)fi_av_remove(l->port.av, &r->lst_peer, 1, 0);
+	r->lst = NULL;
+	r->lnext = NULL;
+	fab_rec_put_locked(r);
+}
+
+/* ------------------------------------------------------------ connection side */
+
+/* fab_rdm_out_dest -- where a connection's control messages go now */
+static fi_addr_t fab_rdm_out_dest(const struct fab_rdm *r)
+{
+	return r->to_known ? r->to : r->lst_addr;
+}
+
+/*
+ * fab_rdm_send_out -- send what one step of the machine put out (record
+ * lock held); when the connection's timer is due next
+ */
+static void fab_rdm_send_out(struct fab_rdm *r, const struct fab_rdm_out *o)
+{
+	for (unsigned i = 0; i < o->nmsgs; i++)
+		fab_port_send(&r->port, fab_rdm_out_dest(r),
+			      r->to_known ? r->m.peer_addr : r->lst_name,
+			      r->to_known ? r->m.peer_addr_len : r->lst_len, &o->msgs[i]);
+}
+
+/* fab_rdm_arm -- the connection's next timer (record lock held) */
+static void fab_rdm_arm(struct fab_conn *c, struct fab_rdm *r)
+{
+	uint64_t next = fab_rdm_conn_next_tick(&r->m);
+	uint64_t now = fab_ms();
+	if (atomic_load(&r->port.queued) > 0 && next > now + 1)
+		next = now + 1;
+	if (next == UINT64_MAX)
+		return;
+	fab_ceq_set_deadline(c, next * 1000000ULL);
+}
+
+/* fab_rdm_cancel_recvs -- the connection ended: cancel the receives still posted */
+static void fab_rdm_cancel_recvs(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	pthread_mutex_lock(&r->rx_lock);
+	r->rx_cancelled = true;
+	size_t n = r->rx_n;
+	for (size_t i = 0; i < n; i++) {
+		int ret = fi_cancel(&c->ep->fid, r->rx_ctx[i]);
+		if (ret && ret != -FI_ENOENT)
+			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
+	}
+	pthread_mutex_unlock(&r->rx_lock);
+	if (n)
+		FAB_LOG_INFO("qp %u: %zu receives cancelled", c->qp_num, n);
+}
+
+/* fab_rdm_events -- report the events one step put out (no lock held) */
+static void fab_rdm_events(struct fab_conn *c, const struct fab_rdm_out *o, const uint8_t *pdata,
+			   size_t pdata_len)
+{
+	for (unsigned i = 0; i < o->nevents; i++) {
+		if (o->events[i] == RPMA_CONN_ESTABLISHED) {
+			fab_conn_established(c, pdata, pdata_len);
+		} else {
+			fab_conn_end(c, o->events[i]);
+			fab_rdm_cancel_recvs(c);
+		}
+	}
+}
+
+/*
+ * fab_rdm_op_check -- may an operation be posted?  Not once the connection
+ * ended: the peer may be gone, and shm completes an operation toward a
+ * dead peer with an error that names no context (libfabric 1.17)
+ */
+int fab_rdm_op_check(struct fab_conn *c)
+{
+	if (atomic_load_explicit(&c->state, memory_order_relaxed) != FAB_CONN_DONE)
+		return 0;
+	RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
+	return RPMA_E_PROVIDER;
+}
+
+/* fab_rdm_post_recv -- post a receive, and keep its context until it completes */
+int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
+{
+	struct fab_rdm *r = c->rdm;
+	pthread_mutex_lock(&r->rx_lock);
+	if (r->rx_cancelled) {
+		pthread_mutex_unlock(&r->rx_lock);
+		RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
+		return RPMA_E_PROVIDER;
+	}
+	if (r->rx_n == r->rx_cap) {
+		size_t ncap = r->rx_cap ? 2 * r->rx_cap : 16;
+		void **n = realloc(r->rx_ctx, ncap * sizeof(*n));
+		if (n == NULL) {
+			pthread_mutex_unlock(&r->rx_lock);
+			FAB_LOG_ERROR("out of memory");
+			return RPMA_E_NOMEM;
+		}
+		r->rx_ctx = n;
+		r->rx_cap = ncap;
+	}
+	/* before the post: its completion may come at once */
+	r->rx_ctx[r->rx_n++] = ctx;
+	pthread_mutex_unlock(&r->rx_lock);
+	int ret = fab_post_recv_raw(c, buf, len, desc, ctx);
+	if (ret)
+		fab_rdm_recv_done(c, ctx);
+	return ret;
+}
+
+/* fab_rdm_recv_done -- a receive of context ctx completed (the oldest such) */
+void fab_rdm_recv_done(struct fab_conn *c, void *ctx)
+{
+	struct fab_rdm *r = c->rdm;
+	pthread_mutex_lock(&r->rx_lock);
+	for (size_t i = 0; i < r->rx_n; i++) {
+		if (r->rx_ctx[i] == ctx) {
+			memmove(&r->rx_ctx[i], &r->rx_ctx[i + 1],
+				(r->rx_n - i - 1) * sizeof(r->rx_ctx[0]));
+			r->rx_n--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&r->rx_lock);
+}
+
+/* fab_rdm_learn_to -- a client learns the server's side from an ACCEPT (record lock held) */
+static void fab_rdm_learn_to(struct fab_conn *c, struct fab_rdm *r, const struct fab_rdm_msg *m)
+{
+	if (r->to_known || m->type != FAB_RDM_ACCEPT || m->addr_len == 0 || c->incoming)
+		return;
+	uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
+	memcpy(addr, m->addr, m->addr_len); /* a string address ends with a NUL */
+	if (fab_av_add(r->port.av, addr, &r->to) == 0) {
+		r->to_known = true;
+		c->dest = r->to;
+	}
+}
+
+/* fab_rdm_ctl_rx -- a control message arrived at the connection's endpoint */
+static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
+{
+	struct fab_rdm_msg m;
+	struct fab_rdm_out o = {0};
+	uint8_t pdata[FAB_RDM_PDATA_MAX];
+	size_t pdata_len = 0;
+	enum fab_rdm_status st = fab_rdm_decode(r->port.rx, len, &m);
+	if (st != FAB_RDM_OK) {
+		FAB_LOG_NOTICE("qp %u: a control message of %zu bytes dropped: %s", c->qp_num, len,
+			       fab_rdm_status_str(st));
+		fab_port_post_rx(&r->port);
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	fab_rdm_learn_to(c, r, &m);
+	enum fab_rdm_verdict v = fab_rdm_conn_recv(&r->m, &m, fab_ms(), &o);
+	if (v == FAB_RDM_STALE)
+		FAB_LOG_DEBUG("qp %u: a stale %s dropped", c->qp_num, fab_rdm_type_str(m.type));
+	fab_rdm_send_out(r, &o);
+	if (o.nevents && o.events[0] == RPMA_CONN_ESTABLISHED && !c->incoming) {
+		pdata_len = r->m.peer_pdata_len;
+		memcpy(pdata, r->m.peer_pdata, pdata_len);
+	}
+	fab_rdm_arm(c, r);
+	pthread_mutex_unlock(&r->lock);
+	/* the buffer is free again: m points into it no more */
+	fab_port_post_rx(&r->port);
+	fab_rdm_events(c, &o, pdata, pdata_len);
+}
+
+/*
+ * fab_rdm_ctl_entry -- a successful completion of the connection's endpoint
+ * that belongs to the control protocol: handled (true), or not ours
+ */
+bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e)
+{
+	struct fab_rdm *r = c->rdm;
+	if (e->op_context == &r->port) {
+		fab_rdm_ctl_rx(c, r, e->len);
+		return true;
+	}
+	struct fab_rdm_tx *t = fab_port_tx_of(&r->port, e->op_context);
+	if (t == NULL)
+		return false;
+	atomic_store(&t->st, FAB_TX_FREE);
+	return true;
+}
+
+/* fab_rdm_ctl_error -- an error completion of the control protocol: handled, or not ours */
+bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
+{
+	struct fab_rdm *r = c->rdm;
+	if (e->op_context == &r->port) {
+		r->port.rx_posted = false;
+		if (e->err != FI_ECANCELED) {
+			FAB_LOG_INFO("qp %u: the control receive failed: %s", c->qp_num,
+				     fi_strerror(e->err));
+			fab_port_post_rx(&r->port);
+		}
+		return true;
+	}
+	struct fab_rdm_tx *t = fab_port_tx_of(&r->port, e->op_context);
+	if (t == NULL)
+		return false;
+	FAB_LOG_INFO("qp %u: a control message was not delivered: %s", c->qp_num,
+		     fi_strerror(e->err));
+	atomic_store(&t->st, FAB_TX_FREE);
+	return true;
+}
+
+/* fab_rdm_conn_timer -- the connection's deadline passed: the machine's tick, queued sends */
+void fab_rdm_conn_timer(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_rdm_out o = {0};
+	pthread_mutex_lock(&r->lock);
+	(void)fab_port_flush(&r->port);
+	fab_rdm_conn_tick(&r->m, fab_ms(), &o);
+	fab_rdm_send_out(r, &o);
+	fab_rdm_arm(c, r);
+	pthread_mutex_unlock(&r->lock);
+	fab_rdm_events(c, &o, NULL, 0);
+}
+
+/*
+ * fab_rdm_conn_bind -- before fi_enable(): the connection's AV (and its
+ * record, for an outgoing one)
+ */
+int fab_rdm_conn_bind(struct fab_conn *c)
+{
+	struct fab_peer *p = c->peer;
+	if (c->rdm == NULL) {
+		uint32_t id, gen;
+		c->rdm = fab_rec_new(p, &id, &gen);
+		if (c->rdm == NULL)
+			return RPMA_E_NOMEM;
+		c->rdm->m.id = id;
+		c->rdm->m.gen = gen;
+	}
+	struct fab_rdm *r = c->rdm;
+	int ret = fab_av_open(p, &r->port.av);
+	if (ret)
+		return ret;
+	ret = fi_ep_bind(c->ep, &r->port.av->fid, 0);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_ep_bind(av)");
+		return fab_err(ret);
+	}
+	return 0;
+}
+
+/*
+ * fab_rdm_conn_ready -- after fi_enable(): the control port, the peer's
+ * address (client: the listener; server: the client) and the control receive
+ */
+int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_peer *p = c->peer;
+	int ret = fab_port_init(p, &r->port, c->ep, r->port.av);
+	if (ret)
+		return ret;
+	r->port_made = true;
+	r->conn = c;
+	c->cm_data_max = FAB_RDM_PDATA_MAX;
+	if (c->incoming) {
+		uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
+		memcpy(addr, r->m.peer_addr, r->m.peer_addr_len);
+		ret = fab_av_add(r->port.av, addr, &r->to);
+		if (ret)
+			return ret;
+		r->to_known = true;
+		c->dest = r->to;
+		fab_rdm_cfg(c->timeout_ms, &r->m.cfg);
+	} else if (r->port.str_addrs && fab_gone_is(info->dest_addr, info->dest_addrlen)) {
+		r->lst_gone = true; /* fab_rdm_connect reports UNREACHABLE */
+	} else {
+		r->lst_len = info->dest_addrlen < sizeof(r->lst_name) ? info->dest_addrlen
+								     : sizeof(r->lst_name);
+		memcpy(r->lst_name, info->dest_addr, r->lst_len);
+		ret = fab_av_add(r->port.av, info->dest_addr, &r->lst_addr);
+		if (ret)
+			return ret;
+	}
+	fab_port_post_rx(&r->port);
+	return r->port.rx_posted ? 0 : RPMA_E_PROVIDER;
+}
+
+/* fab_rdm_connect -- connect (client) or accept (server) with private data */
+int fab_rdm_connect(struct fab_conn *c, const void *pdata, size_t len)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_rdm_out o = {0};
+	int ret;
+	if (len > FAB_RDM_PDATA_MAX) {
+		FAB_LOG_ERROR("private data of %zu bytes exceeds the limit of %d", len,
+			      FAB_RDM_PDATA_MAX);
+		return RPMA_E_INVAL;
+	}
+	if (r->lst_gone) {
+		FAB_LOG_INFO("qp %u: the listener was closed in this process", c->qp_num);
+		atomic_store(&c->state, FAB_CONN_CONNECTING);
+		fab_conn_end(c, RPMA_CONN_UNREACHABLE);
+		return 0;
+	}
+	pthread_mutex_lock(&r->lock);
+	uint64_t now = fab_ms();
+	if (c->incoming) {
+		ret = fab_rdm_conn_set_addr(&r->m, r->port.name, r->port.name_len);
+		if (ret == 0)
+			ret = fab_rdm_conn_accept(&r->m, pdata, len, now, &o);
+	} else {
+		struct fab_rdm_cfg cfg;
+		fab_rdm_cfg(c->timeout_ms, &cfg);
+		ret = fab_rdm_conn_connect(&r->m, &cfg, r->m.id, r->m.gen, r->port.name,
+					   r->port.name_len, pdata, len, now, &o);
+	}
+	if (ret) {
+		pthread_mutex_unlock(&r->lock);
+		FAB_LOG_ERROR("qp %u: the connection protocol refused the %s", c->qp_num,
+			      c->incoming ? "accept" : "request");
+		return ret;
+	}
+	atomic_store(&c->state, FAB_CONN_CONNECTING);
+	fab_rdm_send_out(r, &o);
+	fab_rdm_arm(c, r);
+	pthread_mutex_unlock(&r->lock);
+	fab_progress_kick(c->peer);
+	return 0;
+}
+
+/*
+ * fab_rdm_disconnect -- tell the peer the connection ends (the local
+ * event, if any, is the caller's): DISC, retried until acknowledged
+ */
+int fab_rdm_disconnect(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_rdm_out o = {0};
+	pthread_mutex_lock(&r->lock);
+	int ret = fab_rdm_conn_disconnect(&r->m, fab_ms(), &o);
+	if (ret == 0) {
+		fab_rdm_send_out(r, &o);
+		fab_rdm_arm(c, r);
+	}
+	pthread_mutex_unlock(&r->lock);
+	fab_rdm_events(c, &o, NULL, 0);
+	return 0;
+}
+
+/*
+ * fab_rdm_teardown -- before the endpoint closes: a request never accepted
+ * is rejected (its record stays with the listener until its timeout), a
+ * connection still up says DISC, and the last control messages get up to
+ * FAB_RDM_LINGER_MS to leave
+ */
+void fab_rdm_teardown(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_peer *p = c->peer;
+	if (r == NULL || !r->port_made)
+		return;
+	struct fab_rdm_out o = {0};
+	bool keep = false;
+	pthread_mutex_lock(&p->rdm_lock);
+	pthread_mutex_lock(&r->lock);
+	uint64_t now = fab_ms();
+	if (r->m.state == FAB_RDM_ST_REQ_RCVD) {
+		(void)fab_rdm_conn_reject(&r->m, FAB_RDM_REASON_APP, now, &o);
+		keep = r->lst != NULL; /* the listener answers repeats until the timeout */
+	} else if (r->m.state == FAB_RDM_ST_ESTABLISHED || r->m.state == FAB_RDM_ST_ACCEPT_SENT) {
+		(void)fab_rdm_conn_disconnect(&r->m, now, &o);
+	}
+	fab_rdm_send_out(r, &o);
+	pthread_mutex_unlock(&r->lock);
+	if (!keep)
+		fab_rec_unlink_locked(r);
+	pthread_mutex_unlock(&p->rdm_lock);
+
+	/*
+	 * the connection's CQs are no longer drained by the progress thread:
+	 * drain them here until the last messages left and a DISC was answered
+	 * (so that the peer sends nothing more to the endpoint: libfabric 1.17's
+	 * shm follows a pointer to a closed endpoint of the same process)
+	 */
+	uint64_t until = fab_ms() + FAB_RDM_LINGER_MS;
+	while ((fab_port_busy(&r->port) || r->m.state == FAB_RDM_ST_DISC_SENT) &&
+	       fab_ms() < until) {
+		(void)fab_port_flush(&r->port);
+		fab_conn_progress(c);
+	}
+	/* from now on nothing of this process sends to it (see fab_gone_set) */
+	fab_gone_set(p, r->port.name, r->port.name_len, true);
+}
+
+/* fab_rdm_release -- after the endpoint's close: the AV, the port, the record */
+void fab_rdm_release(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	if (r == NULL)
+		return;
+	c->rdm = NULL;
+	pthread_mutex_lock(&c->peer->rdm_lock);
+	r->conn = NULL; /* a listener may forget a rejected request now */
+	pthread_mutex_unlock(&c->peer->rdm_lock);
+	if (r->port_made)
+		fab_port_fini(&r->port);
+	r->port_made = false;
+	if (r->port.av) {
+		int ret = fi_close(&r->port.av->fid);
+		if (ret)
+			FAB_LOG_FI(ret, "fi_close(av)");
+		r->port.av = NULL;
+	}
+	r->conn = NULL;
+	fab_rec_put(r);
+}
+
+/* ------------------------------------------------------------ drains */
+
+/* fab_drain_tx_rdm / fab_drain_rx_rdm: fabric_cq.c (the same drains, control entries taken out) */
+
+/* ------------------------------------------------------------ listener */
+
+/* fab_lst_reply -- send what a step put out to the client of r from the listener */
+static void fab_lst_reply(struct fab_rdm_lst *l, struct fab_rdm *r, const struct fab_rdm_out *o)
+{
+	for (unsigned i = 0; i < o->nmsgs; i++)
+		fab_port_send(&l->port, r->lst_peer, r->m.peer_addr, r->m.peer_addr_len,
+			      &o->msgs[i]);
+}
+
+/* fab_lst_purge_locked -- forget rejected requests whose timeout passed (rdm_lock held) */
+static void fab_lst_purge_locked(struct fab_rdm_lst *l, uint64_t now)
+{
+	struct fab_rdm **pp = &l->recs;
+	while (*pp) {
+		struct fab_rdm *r = *pp;
+		if (r->conn == NULL && r->refs == 1 && fab_rdm_conn_done(&r->m, now)) {
+			fab_rec_unlink_locked(r);
+			continue; /* *pp is the next one now */
+		}
+		pp = &r->lnext;
+	}
+}
+
+/* fab_lst_req -- a REQ at the listener: a repeat of a known request, or a new one */
+static void fab_lst_req(struct fab_ep *e, const struct fab_rdm_msg *m)
+{
+	struct fab_rdm_lst *l = e->rdm;
+	struct fab_peer *p = l->peer;
+	struct fab_rdm_out o = {0};
+	uint64_t now = fab_ms();
+	pthread_mutex_lock(&p->rdm_lock);
+	fab_lst_purge_locked(l, now);
+	for (struct fab_rdm *r = l->recs; r; r = r->lnext) {
+		pthread_mutex_lock(&r->lock);
+		bool mine = fab_rdm_conn_is_req_of(&r->m, m);
+		if (mine) {
+			(void)fab_rdm_conn_recv(&r->m, m, now, &o);
+			fab_lst_reply(l, r, &o);
+		}
+		pthread_mutex_unlock(&r->lock);
+		if (mine) {
+			pthread_mutex_unlock(&p->rdm_lock);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&p->rdm_lock);
+
+	/* a new request */
+	uint32_t id, gen;
+	struct fab_rdm *r = l->closing ? NULL : fab_rec_new(p, &id, &gen);
+	struct fab_rdm_cfg cfg;
+	fab_rdm_cfg(FAB_RDM_DEFAULT_TIMEOUT_MS, &cfg);
+	uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
+	memcpy(addr, m->addr, m->addr_len);
+	if (r == NULL || fab_rdm_conn_from_req(&r->m, &cfg, id, gen, m, now) ||
+	    fab_av_add(l->port.av, addr, &r->lst_peer)) {
+		/* refuse it without a connection of ours (sender id 0) */
+		if (r)
+			fab_rec_put(r);
+		struct fab_rdm_out ro = {0};
+		fi_addr_t to;
+		if (fab_rdm_reply_stateless(m, 1, &ro) && fab_av_add(l->port.av, addr, &to) == 0) {
+			fab_port_send(&l->port, to, NULL, 0, &ro.msgs[0]);
+			/* the AV entry is needed until the send leaves: it stays */
+		}
+		return;
+	}
+	r->refs = 2; /* the list and the request event */
+	pthread_mutex_lock(&p->rdm_lock);
+	r->lst = l;
+	r->lnext = l->recs;
+	l->recs = r;
+	pthread_mutex_unlock(&p->rdm_lock);
+	struct fab_event *ev = calloc(1, sizeof(*ev));
+	if (ev && r->m.peer_pdata_len) {
+		ev->data = malloc(r->m.peer_pdata_len);
+		if (ev->data)
+			memcpy(ev->data, r->m.peer_pdata, r->m.peer_pdata_len);
+		ev->len = r->m.peer_pdata_len;
+	}
+	if (ev == NULL || (ev->len && ev->data == NULL)) {
+		free(ev);
+		FAB_LOG_ERROR("out of memory for a connection request: refused");
+		pthread_mutex_lock(&r->lock);
+		(void)fab_rdm_conn_reject(&r->m, FAB_RDM_REASON_PROTOCOL, now, &o);
+		fab_lst_reply(l, r, &o);
+		pthread_mutex_unlock(&r->lock);
+		fab_rec_put(r);
+		return;
+	}
+	ev->kind = FAB_EV_CONNREQ;
+	ev->rec = r;
+	fab_evq_push_event(&e->reqs, ev);
+}
+
+/* fab_lst_rx -- a control message at the listener */
+static void fab_lst_rx(struct fab_ep *e, size_t len)
+{
+	struct fab_rdm_lst *l = e->rdm;
+	struct fab_rdm_msg m;
+	enum fab_rdm_status st = fab_rdm_decode(l->port.rx, len, &m);
+	if (st != FAB_RDM_OK) {
+		uint64_t n = atomic_fetch_add(&l->peer->refused_reqs, 1) + 1;
+		FAB_LOG_NOTICE("listener: a message of %zu bytes dropped: %s (%llu refused so far)",
+			       len, fab_rdm_status_str(st), (unsigned long long)n);
+	} else if (m.type == FAB_RDM_REQ) {
+		/* copied: the receive buffer is posted again below */
+		uint8_t copy[FAB_RDM_MSG_MAX];
+		memcpy(copy, l->port.rx, len);
+		(void)fab_rdm_decode(copy, len, &m);
+		fab_port_post_rx(&l->port);
+		fab_lst_req(e, &m);
+		return;
+	} else {
+		/* nothing but a REQ comes here: a connection answers at its own endpoint */
+		FAB_LOG_DEBUG("listener: a %s dropped", fab_rdm_type_str(m.type));
+	}
+	fab_port_post_rx(&l->port);
+}
+
+/* fab_drain_lst -- the listener's CQ: control messages and the completions of its sends */
+static void fab_drain_lst(struct fab_source *src)
+{
+	struct fab_ep *e = src->arg;
+	struct fab_rdm_lst *l = e->rdm;
+	struct fi_cq_data_entry ent[8];
+	(void)fab_port_flush(&l->port);
+	for (;;) {
+		ssize_t n = fi_cq_read(l->cq, ent, 8);
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(l->cq, &err, 0) != 1)
+				break;
+			struct fab_rdm_tx *t = fab_port_tx_of(&l->port, err.op_context);
+			if (t) {
+				atomic_store(&t->st, FAB_TX_FREE);
+			} else if (err.op_context == &l->port) {
+				l->port.rx_posted = false;
+				if (err.err != FI_ECANCELED && !l->closing)
+					fab_port_post_rx(&l->port);
+			}
+			continue;
+		}
+		if (n <= 0) {
+			if (n != -FI_EAGAIN)
+				FAB_LOG_FI(n, "fi_cq_read(listener)");
+			break;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			struct fab_rdm_tx *t = fab_port_tx_of(&l->port, ent[i].op_context);
+			if (t)
+				atomic_store(&t->st, FAB_TX_FREE);
+			else if (ent[i].op_context == &l->port)
+				fab_lst_rx(e, ent[i].len);
+		}
+	}
+	/* queued sends: look again in a millisecond */
+	if (atomic_load(&l->port.queued) > 0)
+		atomic_store(&src->deadline_ns, fab_now_ns() + 1000000ULL);
+}
+
+/* fab_lst_expire -- the listener's deadline: queued sends */
+static void fab_lst_expire(struct fab_source *src)
+{
+	fab_source_drain(src);
+}
+
+/* fab_rdm_listen -- a reliable-datagram endpoint at addr:port taking connection requests */
+int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const char *port)
+{
+	struct fi_info *h = fab_info_hints(p);
+	struct fi_info *info = NULL;
+	struct fab_rdm_lst *l = calloc(1, sizeof(*l));
+	int ret;
+	if (h == NULL || l == NULL) {
+		fi_freeinfo(h);
+		free(l);
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	ret = fi_getinfo(FAB_FI_VERSION, addr, port, FI_SOURCE, h, &info);
+	fi_freeinfo(h);
+	if (ret) {
+		FAB_LOG_ERROR("fi_getinfo(%s:%s) failed: %s", addr, port, fi_strerror(-ret));
+		free(l);
+		return ret == -FI_ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+	}
+	info->tx_attr->op_flags = 0;
+	info->rx_attr->op_flags = 0;
+	l->peer = p;
+	l->info = info;
+	e->rdm = l;
+	ret = fab_cq_open(p, 64, &l->cq);
+	if (ret)
+		goto err;
+	ret = fi_endpoint(p->domain, info, &l->port.ep, NULL);
+	if (ret) {
+		FAB_LOG_ERROR("fi_endpoint(%s:%s) failed: %s", addr, port, fi_strerror(-ret));
+		ret = RPMA_E_PROVIDER;
+		goto err;
+	}
+	ret = fab_av_open(p, &l->port.av);
+	if (ret)
+		goto err;
+	ret = fi_ep_bind(l->port.ep, &l->cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION);
+	if (!ret)
+		ret = fi_ep_bind(l->port.ep, &l->port.av->fid, 0);
+	if (!ret)
+		ret = fi_enable(l->port.ep);
+	if (ret) {
+		FAB_LOG_ERROR("listening at %s:%s: %s", addr, port, fi_strerror(-ret));
+		ret = RPMA_E_PROVIDER;
+		goto err;
+	}
+	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av);
+	if (ret)
+		goto err_port;
+	fab_port_post_rx(&l->port);
+	if (!l->port.rx_posted) {
+		ret = RPMA_E_PROVIDER;
+		goto err_port;
+	}
+	ret = fab_evq_init(&e->reqs, false);
+	if (ret)
+		goto err_port;
+	fab_source_init(&e->src, p, &l->cq->fid, fab_drain_lst, e);
+	e->src.expire = fab_lst_expire;
+	fab_source_add(p, &e->src);
+	fab_gone_set(p, info->src_addr, info->src_addrlen, false);
+	fab_gone_set(p, l->port.name, l->port.name_len, false);
+	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s (reliable datagrams)", addr, port);
+	return 0;
+
+err_port:
+	fab_port_fini(&l->port);
+err:
+	if (l->port.ep)
+		fi_close(&l->port.ep->fid);
+	if (l->port.av)
+		fi_close(&l->port.av->fid);
+	if (l->cq)
+		fi_close(&l->cq->fid);
+	fi_freeinfo(info);
+	free(l);
+	e->rdm = NULL;
+	return ret;
+}
+
+/*
+ * fab_rdm_ep_shutdown -- stop listening: requests nobody took are refused,
+ * connections made here forget the listener; the refusals get up to
+ * FAB_RDM_LINGER_MS to leave
+ */
+int fab_rdm_ep_shutdown(struct fab_ep *e)
+{
+	struct fab_rdm_lst *l = e->rdm;
+	struct fab_peer *p = l->peer;
+	int ret = 0;
+	l->closing = true;
+	/* the progress thread no longer drains the listener: this thread does */
+	fab_source_remove(p, &e->src);
+	for (struct fab_event *ev = e->reqs.head; ev; ev = ev->next) {
+		struct fab_rdm *r = ev->rec;
+		if (ev->kind != FAB_EV_CONNREQ || r == NULL)
+			continue;
+		struct fab_rdm_out o = {0};
+		pthread_mutex_lock(&r->lock);
+		(void)fab_rdm_conn_reject(&r->m, FAB_RDM_REASON_APP, fab_ms(), &o);
+		fab_lst_reply(l, r, &o);
+		pthread_mutex_unlock(&r->lock);
+		ev->rec = NULL;
+		fab_rec_put(r);
+	}
+	uint64_t until = fab_ms() + FAB_RDM_LINGER_MS;
+	while (fab_port_busy(&l->port) && fab_ms() < until) {
+		fab_source_drain(&e->src);
+		sched_yield();
+	}
+	pthread_mutex_lock(&p->rdm_lock);
+	while (l->recs)
+		fab_rec_unlink_locked(l->recs);
+	pthread_mutex_unlock(&p->rdm_lock);
+	fab_gone_set(p, l->info->src_addr, l->info->src_addrlen, true);
+	fab_gone_set(p, l->port.name, l->port.name_len, true);
+	fab_source_fini(&e->src);
+	fab_evq_fini(&e->reqs);
+	struct fid *fids[] = {&l->port.ep->fid, &l->port.av->fid, &l->cq->fid};
+	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
+		int r = fi_close(fids[i]);
+		if (r && !ret) {
+			FAB_LOG_FI(r, "fi_close(listener)");
+			ret = RPMA_E_PROVIDER;
+		}
+	}
+	fab_port_fini(&l->port);
+
+	fi_freeinfo(l->info);
+	free(l);
+	e->rdm = NULL;
+	return ret;
+}
+
+/*
+ * fab_rdm_info_to -- an endpoint entry for a connection to the client at
+ * addr: its destination is that address, so the provider picks the local
+ * address (and a new endpoint name) that reaches it
+ */
+static int fab_rdm_info_to(struct fab_peer *p, const uint8_t *addr, size_t len,
+			   struct fi_info **info)
+{
+	struct fi_info *h = fab_info_hints(p);
+	if (h == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	h->addr_format = p->info->addr_format;
+	h->dest_addr = calloc(1, len + 1); /* a string address ends with a NUL */
+	if (h->dest_addr == NULL) {
+		fi_freeinfo(h);
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	memcpy(h->dest_addr, addr, len);
+	h->dest_addrlen = len;
+	int ret = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, info);
+	fi_freeinfo(h);
+	if (ret) {
+		FAB_LOG_ERROR("fi_getinfo(the client's address) failed: %s", fi_strerror(-ret));
+		return ret == -FI_ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+/* fab_rdm_next_conn_req -- take the next request and build its connection's endpoint */
+int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpma_conn_setup *setup,
+			  struct rpma_conn_private_data *pdata)
+{
+	struct fab_event *ev = NULL;
+	int ret = fab_evq_pop(&e->reqs, &ev);
+	if (ret)
+		return ret;
+	struct fab_rdm *r = ev->rec;
+	if (ev->kind != FAB_EV_CONNREQ || r == NULL) {
+		fab_event_free(ev);
+		FAB_LOG_ERROR("rpma_ep_next_conn_req: the event is not a connection request");
+		return RPMA_E_INVAL;
+	}
+	ev->rec = NULL;
+	struct fi_info *info = NULL;
+	ret = fab_rdm_info_to(e->peer, r->m.peer_addr, r->m.peer_addr_len, &info);
+	if (ret == 0) {
+		c->rdm = r; /* the connection owns the event's reference now */
+		ret = fab_conn_build(e->peer, c, info, true, setup);
+		if (ret) {
+			fi_freeinfo(info);
+			c->rdm = NULL;
+		}
+	}
+	if (ret) {
+		struct fab_rdm_out o = {0};
+		pthread_mutex_lock(&r->lock);
+		(void)fab_rdm_conn_reject(&r->m, FAB_RDM_REASON_PROTOCOL, fab_ms(), &o);
+		fab_lst_reply(e->rdm, r, &o);
+		pthread_mutex_unlock(&r->lock);
+		fab_rec_put(r);
+		fab_event_free(ev);
+		return ret;
+	}
+	pdata->ptr = ev->data;
+	pdata->len = (uint8_t)(ev->len > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : ev->len);
+	if (ev->len == 0) {
+		free(ev->data);
+		pdata->ptr = NULL;
+	}
+	ev->data = NULL;
+	fab_event_free(ev);
+	return 0;
+}
