@@ -223,6 +223,14 @@ struct fab_peer {
 	bool has_commit;    /* FI_RMA_PMEM + FI_COMMIT_COMPLETE: persistent flush supported */
 	bool has_fence;	    /* FI_FENCE offered */
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
+	bool flush_waits;   /* reliable datagrams without FI_ORDER_RAW: fab_rdm_flush_wait */
+	/*
+	 * an atomic write's 8 bytes are injected (else staged until it
+	 * completes): not over reliable datagrams, where shm (1.17) read the
+	 * source of an injected atomic after the call returned
+	 * (data/atomic_write_full_queue: 1020 of 2048 values wrong)
+	 */
+	bool inject_atomic;
 	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
 	bool imm_emulated;  /* write-with-imm = write + tagged zero-length send (see below) */
 	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
@@ -839,8 +847,15 @@ bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
 void fab_drain_tx_rdm(struct fab_source *src);
 int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
-void fab_rdm_recv_done(struct fab_conn *c, void *ctx);
+bool fab_rdm_recv_done(struct fab_conn *c, void *ctx, bool any);
 int fab_rdm_op_check(struct fab_conn *c);
+int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
+enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };
+int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode, bool success);
+void fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
+void fab_rdm_ended(struct fab_conn *c);
+void *fab_imm_context(struct fab_conn *c, void *ctx);
+int fab_rdm_flush_wait(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);
 
 /* ----- fabric_ops.c: the data path */

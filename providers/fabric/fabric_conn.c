@@ -36,6 +36,8 @@ void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 	fab_evq_push_event(&c->events, ev);
 	pthread_mutex_unlock(&c->state_lock);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
+	if (c->rdm)
+		fab_rdm_ended(c);
 }
 
 /*
@@ -811,11 +813,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	 * atomic write copies its value from; without injection every slot of
 	 * 1 .. sq_size stages one atomic write until it completes (fabric.h)
 	 */
-	c->scratch_slots = p->inject_size >= 8 ? 2 : (size_t)setup->sq_size + 1;
+	c->scratch_slots = p->inject_atomic ? 2 : (size_t)setup->sq_size + 1;
 	c->scratch = calloc(c->scratch_slots, sizeof(uint64_t));
-	if (p->inject_size < 8 && c->scratch)
+	if (!p->inject_atomic && c->scratch)
 		c->stages = calloc(c->scratch_slots - 1, sizeof(*c->stages));
-	if (c->scratch == NULL || (p->inject_size < 8 && c->stages == NULL)) {
+	if (c->scratch == NULL || (!p->inject_atomic && c->stages == NULL)) {
 		FAB_LOG_ERROR("out of memory");
 		ret = RPMA_E_NOMEM;
 		goto err;

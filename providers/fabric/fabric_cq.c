@@ -477,6 +477,9 @@ static struct fab_bounce *fab_is_bounce(struct fab_conn *c, void *ctx)
 	return (struct fab_bounce *)ctx;
 }
 
+/* fab_imm_context -- the application's context of ctx (an emulated write's record, or itself) */
+void *fab_imm_context(struct fab_conn *c, void *ctx);
+
 /* fab_imm_slot_of -- the emulated write with immediate data ctx stands for, or NULL */
 static struct fab_imm_slot *fab_imm_slot_of(struct fab_conn *c, void *ctx)
 {
@@ -487,6 +490,12 @@ static struct fab_imm_slot *fab_imm_slot_of(struct fab_conn *c, void *ctx)
 	if (p < lo || p >= hi)
 		return NULL;
 	return (struct fab_imm_slot *)ctx;
+}
+
+void *fab_imm_context(struct fab_conn *c, void *ctx)
+{
+	struct fab_imm_slot *s = fab_imm_slot_of(c, ctx);
+	return s ? (void *)s->op_context : ctx;
 }
 
 /*
@@ -624,7 +633,18 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
 				if (rdm && (e[i].flags & FI_RECV))
-					fab_rdm_recv_done(c, e[i].op_context);
+					(void)fab_rdm_recv_done(c, e[i].op_context, true);
+				enum ibv_wc_opcode opc = IBV_WC_SEND;
+				int u = rdm ? fab_rdm_op_unwrap(c, &e[i].op_context, &opc, true)
+					    : FAB_RDM_OP_NONE;
+				if (u == FAB_RDM_OP_DROP)
+					continue;
+				if (u == FAB_RDM_OP_REPORT) {
+					/* the record knows what the operation was */
+					if (fab_tx_entry(c, &e[i], &wc[used]))
+						wc[used++].opcode = opc;
+					continue;
+				}
 				if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
 					fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
 				else if (fab_tx_entry(c, &e[i], &wc[used]))
@@ -641,11 +661,33 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 				fab_cq_unreserve(c->cq, room);
 				break;
 			}
-			if (rdm && (err.flags & FI_RECV))
-				fab_rdm_recv_done(c, err.op_context);
-			if (rdm && fab_rdm_ctl_error(c, &err))
+			enum ibv_wc_opcode opc;
+			int u = FAB_RDM_OP_NONE;
+			bool rx = (err.flags & (FI_RECV | FI_REMOTE_WRITE)) != 0;
+			if (rdm && fab_rdm_ctl_error(c, &err)) {
+				u = FAB_RDM_OP_DROP;
+			} else if (rdm) {
+				u = fab_rdm_op_unwrap(c, &err.op_context, &opc, false);
+				/* every other operation has a record: a receive, or nothing */
+				if (u == FAB_RDM_OP_NONE &&
+				    fab_rdm_recv_done(c, err.op_context, rx))
+					rx = true;
+				if (u == FAB_RDM_OP_NONE && !rx) {
+					/*
+					 * an error without a context of ours (shm, toward
+					 * a dead peer): the connection is broken, what is
+					 * still out is flushed at its end
+					 */
+					RPMA_LOG_INFO("fabric: qp %u: an error without "
+						      "context: %s",
+						      c->qp_num, fi_strerror(err.err));
+					fab_conn_mark_broken(c, err.err);
+					u = FAB_RDM_OP_DROP;
+				}
+			}
+			if (u == FAB_RDM_OP_DROP)
 				used = 0;
-			else if (one_cq && (err.flags & (FI_RECV | FI_REMOTE_WRITE)))
+			else if (one_cq && rx)
 				used = fab_rx_error(c, c->cq, &err);
 			else
 				used = fab_tx_error(c, &err);
@@ -699,7 +741,7 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
 				if (rdm)
-					fab_rdm_recv_done(c, e[i].op_context);
+					(void)fab_rdm_recv_done(c, e[i].op_context, true);
 				used += fab_rx_entry(c, to, &e[i]);
 			}
 			fab_cq_unreserve(to, room - used);
@@ -715,7 +757,7 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 			}
 			bool ctl = rdm && fab_rdm_ctl_error(c, &err);
 			if (rdm && !ctl)
-				fab_rdm_recv_done(c, err.op_context);
+				(void)fab_rdm_recv_done(c, err.op_context, true);
 			used = ctl ? 0 : fab_rx_error(c, to, &err);
 			fab_cq_unreserve(to, room - used);
 			continue;

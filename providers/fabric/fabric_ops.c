@@ -109,8 +109,12 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 /* fab_posted -- the result of a post; the record of one that failed goes back */
 static inline int fab_posted(struct fab_conn *c, int ret, void *ctx)
 {
-	if (__builtin_expect(ret != 0, 0) && c->grp != NULL)
-		fab_op_cancel(c, ctx);
+	if (__builtin_expect(ret != 0, 0)) {
+		if (c->grp != NULL)
+			fab_op_cancel(c, ctx);
+		else if (c->rdm != NULL)
+			fab_rdm_op_cancel(c, ctx);
+	}
 	return ret;
 }
 
@@ -146,8 +150,15 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 	     uint64_t rkey, size_t len, uint64_t fflags, uint64_t data, const void *op_context)
 {
 	void *ctx = (void *)op_context;
-	if (grouped)
+	if (grouped) {
 		fab_op_wrap(c, c->cq, &ctx, &fflags);
+		if (c->rdm) {
+			int w = fab_rdm_op_wrap(c, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, &ctx,
+						&fflags);
+			if (w)
+				return w;
+		}
+	}
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
 	struct fi_msg_rma msg = {
@@ -230,10 +241,21 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	}
 	uint64_t high = FAB_IMM_TAG | (len < FAB_IMM_LEN_MAX ? (uint32_t)len : FAB_IMM_LEN_MAX);
 	uint64_t ff = fab_comp(flags) | FI_REMOTE_CQ_DATA;
-	if (p->has_delivery)
+	/*
+	 * not over reliable datagrams: shm (libfabric 1.17) did not deliver
+	 * this zero-length send with remote CQ data when it was asked for
+	 * FI_DELIVERY_COMPLETE, and the endpoint's later sends waited behind it
+	 * (data/write_with_imm)
+	 */
+	if (p->has_delivery && !p->rdm)
 		ff |= FI_DELIVERY_COMPLETE;
 	void *ctx = s;
 	fab_op_wrap(c, c->cq, &ctx, &ff);
+	if (c->rdm) {
+		int w = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
+		if (w)
+			return w;
+	}
 	struct fi_msg msg = {
 		.msg_iov = NULL,
 		.desc = NULL,
@@ -330,7 +352,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	uint64_t ff = fab_comp(flags) | fab_write_level(p, rkey);
 	struct fab_stage_slot *st = NULL;
 	void *ctx = (void *)op_context;
-	if (p->inject_size >= 8) {
+	if (p->inject_atomic) {
 		/* libfabric copies the value before the call returns */
 		memcpy(slot, src, 8);
 		ff |= FI_INJECT;
@@ -354,6 +376,10 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 
 	if (c->wrap) {
 		ret = fab_op_begin(c, c->cq, &ctx, &ff);
+		if (ret)
+			goto out;
+		if (c->rdm)
+			ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
 		if (ret)
 			goto out;
 	}
@@ -398,6 +424,11 @@ int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 			      c->peer->info->fabric_attr->prov_name);
 		return RPMA_E_NOSUPP;
 	}
+	if (__builtin_expect(c->wrap, 0) && c->rdm && c->peer->flush_waits) {
+		int ret = fab_rdm_flush_wait(c);
+		if (ret)
+			return ret;
+	}
 	size_t rlen = len < 8 ? len : 8;
 	return fab_do_read(c, c->scratch, c->scratch_desc, rlen ? raddr : 0, rlen ? rkey : 0, rlen,
 			   fab_comp(flags), op_context);
@@ -412,6 +443,11 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
 	void *ctx = (void *)op_context;
 	fab_op_wrap(c, c->cq, &ctx, &ff);
+	if (c->rdm) {
+		int w = fab_rdm_op_wrap(c, IBV_WC_SEND, &ctx, &ff);
+		if (w)
+			return w;
+	}
 	struct iovec iov = {.iov_base = fab_mr_addr(src, offset), .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,

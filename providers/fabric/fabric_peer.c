@@ -108,7 +108,9 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
 			  ((p->info->tx_attr->msg_order & FI_ORDER_SAW) || p->rdm);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
+	p->flush_waits = p->rdm && !(p->info->tx_attr->msg_order & FI_ORDER_RAW);
 	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
+	p->inject_atomic = p->inject_size >= 8 && d->ep_type != FI_EP_RDM;
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->refused_sync = !p->rdm && strcmp(d->prov_name, "sockets") == 0;

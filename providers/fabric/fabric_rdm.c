@@ -113,6 +113,31 @@ struct fab_rdm {
 	void **rx_ctx;
 	size_t rx_n, rx_cap;
 	bool rx_cancelled;
+	/*
+	 * Every send, write, read and atomic asks for a completion and carries
+	 * a record (struct fab_rdm_op, a ring): whether the application wants
+	 * the completion of a success, and its opcode.  So
+	 * - a connection that ends completes what is still out with
+	 *   IBV_WC_WR_FLUSH_ERR, as a verbs queue pair in the error state does
+	 *   (a dead or refusing peer may never answer: shm drops an access its
+	 *   target refuses, and reports an operation toward a dead peer without
+	 *   its context);
+	 * - where the provider does not order a read after earlier writes
+	 *   (FI_ORDER_RAW; shm declares no order at all), a flush waits until
+	 *   the earlier operations completed before it posts its read.
+	 */
+	struct fab_rdm_op *ops;
+	uint32_t nops, op_next;
+	_Atomic uint64_t ops_posted, ops_done;
+};
+
+enum { FAB_OP_FREE = 0, FAB_OP_BUSY, FAB_OP_FLUSHED };
+
+struct fab_rdm_op {
+	_Atomic int st;
+	void *op_context;
+	bool report;
+	enum ibv_wc_opcode opcode;
 };
 
 /* a listening reliable-datagram endpoint */
@@ -505,6 +530,7 @@ static void fab_rec_put_locked(struct fab_rdm *r)
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->rx_lock);
 	free(r->rx_ctx);
+	free(r->ops);
 	free(r);
 }
 
@@ -591,8 +617,7 @@ static void fab_rdm_events(struct fab_conn *c, const struct fab_rdm_out *o, cons
 		if (o->events[i] == RPMA_CONN_ESTABLISHED) {
 			fab_conn_established(c, pdata, pdata_len);
 		} else {
-			fab_conn_end(c, o->events[i]);
-			fab_rdm_cancel_recvs(c);
+			fab_conn_end(c, o->events[i]); /* fab_rdm_ended follows */
 		}
 	}
 }
@@ -608,6 +633,145 @@ int fab_rdm_op_check(struct fab_conn *c)
 		return 0;
 	RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
 	return RPMA_E_PROVIDER;
+}
+
+/*
+ * fab_rdm_op_wrap -- an operation of the connection (not a receive): a
+ * completion always, with a record (struct fab_rdm); waits for a free
+ * record while the oldest is out, for 2 s at most
+ */
+int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_rdm_op *op = &r->ops[r->op_next];
+	uint64_t until = 0;
+	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
+		uint64_t now = fab_now_ns();
+		if (until == 0) {
+			until = now + 2000000000ULL;
+		} else if (now > until) {
+			RPMA_LOG_ERROR("fabric: qp %u: all %u operations stayed in flight",
+				       c->qp_num, r->nops);
+			return RPMA_E_PROVIDER;
+		}
+		fab_conn_progress(c);
+	}
+	r->op_next = (r->op_next + 1) % r->nops;
+	op->op_context = *ctx;
+	op->report = (*ff & FI_COMPLETION) != 0;
+	op->opcode = opcode;
+	atomic_store_explicit(&op->st, FAB_OP_BUSY, memory_order_release);
+	*ff |= FI_COMPLETION;
+	*ctx = op;
+	atomic_fetch_add_explicit(&r->ops_posted, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* fab_rdm_op_of -- the record ctx is, or NULL */
+static struct fab_rdm_op *fab_rdm_op_of(struct fab_rdm *r, void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, lo = (uintptr_t)r->ops;
+	if (r->ops == NULL || p < lo || p >= lo + r->nops * sizeof(*r->ops))
+		return NULL;
+	return ctx;
+}
+
+/*
+ * fab_rdm_op_unwrap -- a completion of ctx (fabric_cq.c, the drains of a
+ * reliable-datagram connection): FAB_RDM_OP_NONE, not a record's;
+ * FAB_RDM_OP_REPORT, report it (*ctx is the application's again, *opcode
+ * what the operation was); FAB_RDM_OP_DROP, a success nobody asked for, or
+ * an operation already flushed at the connection's end
+ */
+int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode, bool success)
+{
+	struct fab_rdm *r = c->rdm;
+	struct fab_rdm_op *op = fab_rdm_op_of(r, *ctx);
+	if (op == NULL)
+		return FAB_RDM_OP_NONE;
+	*ctx = op->op_context;
+	*opcode = op->opcode;
+	bool report = op->report || !success;
+	int was = atomic_exchange_explicit(&op->st, FAB_OP_FREE, memory_order_acq_rel);
+	atomic_fetch_add_explicit(&r->ops_done, 1, memory_order_release);
+	return (was == FAB_OP_BUSY && report) ? FAB_RDM_OP_REPORT : FAB_RDM_OP_DROP;
+}
+
+/*
+ * fab_rdm_flush_ops -- the connection ended: complete every operation still
+ * out with IBV_WC_WR_FLUSH_ERR (its later completion, if any, is dropped)
+ */
+static void fab_rdm_flush_ops(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->nops; i++) {
+		struct fab_rdm_op *op = &r->ops[i];
+		int busy = FAB_OP_BUSY;
+		if (!atomic_compare_exchange_strong(&op->st, &busy, FAB_OP_FLUSHED))
+			continue;
+		if (fab_cq_reserve(c->cq, 1) == 0) {
+			FAB_LOG_ERROR("qp %u: no room for a flushed operation's completion",
+				      c->qp_num);
+			continue;
+		}
+		struct ibv_wc wc;
+		memset(&wc, 0, sizeof(wc));
+		void *ctx = op->op_context;
+		struct fab_stage_slot *st = fab_stage_of(c, ctx);
+		if (st) {
+			ctx = (void *)st->op_context;
+			atomic_store(&st->taken, false);
+		}
+		wc.wr_id = (uint64_t)(uintptr_t)fab_imm_context(c, ctx);
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = op->opcode;
+		wc.qp_num = c->qp_num;
+		fab_cq_push(c->cq, &wc);
+		n++;
+	}
+	if (n)
+		FAB_LOG_INFO("qp %u: %u operations flushed", c->qp_num, n);
+}
+
+/* fab_rdm_op_cancel -- the post of the operation with record ctx failed: free the record */
+void fab_rdm_op_cancel(struct fab_conn *c, void *ctx)
+{
+	struct fab_rdm_op *op = fab_rdm_op_of(c->rdm, ctx);
+	if (op == NULL)
+		return;
+	atomic_store(&op->st, FAB_OP_FREE);
+	atomic_fetch_add(&c->rdm->ops_done, 1);
+}
+
+/*
+ * fab_rdm_ended -- the connection's final event was reported (fab_conn_end,
+ * once): its receives are cancelled, its operations still out flushed
+ */
+void fab_rdm_ended(struct fab_conn *c)
+{
+	fab_rdm_cancel_recvs(c);
+	fab_rdm_flush_ops(c);
+}
+
+/* fab_rdm_flush_wait -- before a flush's read: the earlier writes completed (for 2 s at most) */
+int fab_rdm_flush_wait(struct fab_conn *c)
+{
+	struct fab_rdm *r = c->rdm;
+	uint64_t want = atomic_load_explicit(&r->ops_posted, memory_order_relaxed);
+	uint64_t until = 0;
+	while (atomic_load_explicit(&r->ops_done, memory_order_acquire) < want) {
+		uint64_t now = fab_now_ns();
+		if (until == 0) {
+			until = now + 2000000000ULL;
+		} else if (now > until) {
+			RPMA_LOG_ERROR("fabric: qp %u: the writes before a flush did not complete",
+				       c->qp_num);
+			return RPMA_E_PROVIDER;
+		}
+		fab_conn_progress(c);
+	}
+	return 0;
 }
 
 /* fab_rdm_post_recv -- post a receive, and keep its context until it completes */
@@ -636,24 +800,33 @@ int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 	pthread_mutex_unlock(&r->rx_lock);
 	int ret = fab_post_recv_raw(c, buf, len, desc, ctx);
 	if (ret)
-		fab_rdm_recv_done(c, ctx);
+		(void)fab_rdm_recv_done(c, ctx, true);
 	return ret;
 }
 
-/* fab_rdm_recv_done -- a receive of context ctx completed (the oldest such) */
-void fab_rdm_recv_done(struct fab_conn *c, void *ctx)
+/*
+ * fab_rdm_recv_done -- a receive of context ctx completed (the oldest
+ * such): whether one was posted; a NULL context counts only when any (the
+ * entry says it is a receive)
+ */
+bool fab_rdm_recv_done(struct fab_conn *c, void *ctx, bool any)
 {
 	struct fab_rdm *r = c->rdm;
+	bool found = false;
+	if (ctx == NULL && !any)
+		return false;
 	pthread_mutex_lock(&r->rx_lock);
 	for (size_t i = 0; i < r->rx_n; i++) {
 		if (r->rx_ctx[i] == ctx) {
 			memmove(&r->rx_ctx[i], &r->rx_ctx[i + 1],
 				(r->rx_n - i - 1) * sizeof(r->rx_ctx[0]));
 			r->rx_n--;
+			found = true;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&r->rx_lock);
+	return found;
 }
 
 /* fab_rdm_learn_to -- a client learns the server's side from an ACCEPT (record lock held) */
@@ -795,6 +968,13 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 	r->port_made = true;
 	r->conn = c;
 	c->cm_data_max = FAB_RDM_PDATA_MAX;
+	/* more records than the TX queue holds operations (fab_rdm_op_wrap) */
+	r->nops = (uint32_t)(2 * info->tx_attr->size + 2);
+	r->ops = calloc(r->nops, sizeof(*r->ops));
+	if (r->ops == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
 	if (c->incoming) {
 		uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
 		memcpy(addr, r->m.peer_addr, r->m.peer_addr_len);
