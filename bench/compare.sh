@@ -24,7 +24,9 @@
 #   -h          this help
 #
 # Host part: the fabric provider (RPMA_PROVIDER=fabric, FI_PROVIDER=tcp unless
-# set) against raw libfabric on the same provider, over 127.0.0.1.
+# set) against raw libfabric on the same provider, over 127.0.0.1; for a
+# provider with reliable datagrams only (shm, tcp;ofi_rxm) the raw side is
+# baseline-fabric-rdm.
 # Guest part (tests/rxe/run-in-guest.sh, Soft-RoCE on 192.0.2.1): the verbs
 # provider against raw verbs and against upstream librpma (rpma-bench built
 # from the same source against Debian's librpma0; built here with gcc when
@@ -126,6 +128,12 @@ if [[ $do_host == 1 ]]; then
 		log "no $bench/baseline-fabric (libfabric not built): skipping the host part"
 	else
 		fip=${FI_PROVIDER:-tcp}
+		# a provider without message endpoints (shm, tcp;ofi_rxm): the
+		# fabric provider uses reliable datagrams, so does the raw baseline
+		raw=$bench/baseline-fabric
+		if command -v fi_info >/dev/null && ! fi_info -p "$fip" -t FI_EP_MSG >/dev/null 2>&1; then
+			raw=$bench/baseline-fabric-rdm
+		fi
 		common=(-s "$sizes_host" -o "$ops" -n "$n_host" -N "$N_host" -w "$window"
 			-c "$compl" -C "$scompl_host")
 		echo "host part: FI_PROVIDER=$fip ${common[*]}" >>"$out/machine.txt"
@@ -152,7 +160,7 @@ if [[ $do_host == 1 ]]; then
 					name=raw-fabric
 					[[ $v != none ]] && name=raw-fabric-$v
 					one_run "$out/fabric.csv" "$name/$r" FI_PROVIDER="$fip" \
-						BENCH_FI_WRITE_LEVEL="$v" -- "$bench/baseline-fabric" \
+						BENCH_FI_WRITE_LEVEL="$v" -- "$raw" \
 						"${common[@]}" || host_failed=1
 				fi
 			done

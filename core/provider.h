@@ -444,6 +444,12 @@ struct rpma_provider_traits {
 	 * later ones flushed in order with IBV_WC_WR_FLUSH_ERR)
 	 */
 	bool bad_key_breaks_conn;
+	/*
+	 * the target holds every remote access to a region's key, rights and
+	 * bounds (else the peer reaches whatever the transport lets it: shm
+	 * copies with process_vm_readv/writev, which no key limits)
+	 */
+	bool access_checked;
 	/* rpma_flush(PERSISTENT) can make writes durable (else it is RPMA_E_NOSUPP) */
 	bool persistent_flush;
 	/* a device may report on-demand paging (else rpma_utils_ibv_context_is_odp_capable says 0) */

@@ -856,6 +856,7 @@ void fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
 void fab_rdm_ended(struct fab_conn *c);
 void *fab_imm_context(struct fab_conn *c, void *ctx);
 int fab_rdm_flush_wait(struct fab_conn *c);
+void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);
 
 /* ----- fabric_ops.c: the data path */

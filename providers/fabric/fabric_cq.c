@@ -620,7 +620,16 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
 	struct ibv_wc wc[FAB_CQ_BATCH];
 	bool one_cq = c->rxcq == NULL;
+	/*
+	 * over reliable datagrams a drain takes a few batches at most: a
+	 * connection that keeps its CQ busy must not hold the progress thread,
+	 * whose timers (keep-alives) would stop (threads over shm: the server
+	 * heard nothing for 1 s and reported LOST); the thread comes back
+	 */
+	unsigned batches = 0;
 	for (;;) {
+		if (rdm && ++batches > 8)
+			break;
 		/* no more entries leave libfabric than the CQ has room for */
 		uint32_t room = fab_cq_reserve(c->cq, FAB_CQ_BATCH), used = 0;
 		if (room == 0)

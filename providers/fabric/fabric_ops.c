@@ -34,6 +34,13 @@ void fab_conn_progress(struct fab_conn *c)
 	fab_source_drain(fab_conn_txs(c));
 	if (c->rxcq)
 		fab_source_drain(&c->rx_src);
+	/*
+	 * control messages refused for a full queue go first: the poster's
+	 * retries would otherwise take every slot that frees up, and the
+	 * peer, hearing nothing, would end the connection (threads over shm)
+	 */
+	if (c->rdm)
+		fab_rdm_flush_port(c);
 	sched_yield();
 }
 

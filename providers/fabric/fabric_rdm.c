@@ -52,6 +52,8 @@
 #define FAB_RDM_IDS 65536
 /* the longest a closing connection waits for its last control messages to leave */
 #define FAB_RDM_LINGER_MS 200
+/* the longest a connection stays silent: a KEEPALIVE goes after this at the latest */
+#define FAB_RDM_KEEPALIVE_MAX_MS 100
 /* the timeout a request has until the application's setup names one */
 #define FAB_RDM_DEFAULT_TIMEOUT_MS 1000
 
@@ -75,6 +77,7 @@ struct fab_rdm_port {
 	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
 	void *desc;
 	bool str_addrs; /* FI_ADDR_STR: sends check the closed endpoints of this process */
+	size_t inject;	/* a message up to this long is injected: no completion, no slot kept */
 	bool rx_posted;
 	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
 	uint8_t name[FAB_RDM_ADDR_MAX];
@@ -93,6 +96,8 @@ struct fab_rdm {
 	bool port_made;
 	fi_addr_t to;	       /* the peer's side of the connection (valid: to_known) */
 	bool to_known;
+	uint8_t to_name[FAB_RDM_ADDR_MAX]; /* its name (fab_gone_is) */
+	size_t to_len;
 	fi_addr_t lst_addr; /* client: the listener (the REQ goes there) */
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
@@ -175,7 +180,14 @@ static void fab_rdm_cfg(int timeout_ms, struct fab_rdm_cfg *cfg)
 	uint64_t t = timeout_ms > 0 ? (uint64_t)timeout_ms : FAB_RDM_DEFAULT_TIMEOUT_MS;
 	cfg->timeout_ms = t;
 	cfg->retry_ms = t / 10 > 10 ? t / 10 : 10;
-	cfg->keepalive_ms = t / 4 > 10 ? t / 4 : 10;
+	/*
+	 * the peer's timeout may be shorter than ours (each side has its own
+	 * configuration): a keep-alive at least every FAB_RDM_KEEPALIVE_MAX_MS
+	 * (threads over shm: a client with 5 s sent one every 1.25 s, and its
+	 * server with 1 s reported LOST)
+	 */
+	uint64_t ka = t / 4 > 10 ? t / 4 : 10;
+	cfg->keepalive_ms = ka < FAB_RDM_KEEPALIVE_MAX_MS ? ka : FAB_RDM_KEEPALIVE_MAX_MS;
 }
 
 /* fab_rdm_peer_init -- the peer's connection ids */
@@ -328,6 +340,7 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	pt->ep = ep;
 	pt->av = av;
 	pt->str_addrs = p->info->addr_format == FI_ADDR_STR;
+	pt->inject = p->inject_size;
 	pt->name_len = sizeof(pt->name);
 	int ret = fi_getname(&ep->fid, pt->name, &pt->name_len);
 	if (ret || pt->name_len == 0 || pt->name_len > FAB_RDM_ADDR_MAX) {
@@ -396,11 +409,20 @@ static bool fab_port_post(struct fab_rdm_port *pt, struct fab_rdm_tx *t)
 			return true;
 		}
 	}
-	ssize_t r = fi_tsendmsg(pt->ep, &msg, FI_COMPLETION);
+	/*
+	 * injected when short enough: the slot is free at once, whether or not
+	 * anybody reads the CQ (a full CQ of the application is not read)
+	 */
+	bool inject = t->len <= pt->inject;
+	ssize_t r = fi_tsendmsg(pt->ep, &msg, inject ? FI_INJECT : FI_COMPLETION);
 	if (pt->str_addrs)
 		pthread_rwlock_unlock(&fab_gone_lock);
 	if (r == -FI_EAGAIN)
 		return false;
+	if (r == 0 && inject) {
+		atomic_store(&t->st, FAB_TX_FREE);
+		return true;
+	}
 	if (r) {
 		/* the protocol sends again (or gives up at its timeout) */
 		FAB_LOG_INFO("fi_tsendmsg(control) failed: %s", fi_strerror((int)-r));
@@ -434,6 +456,8 @@ static void fab_port_send(struct fab_rdm_port *pt, fi_addr_t to, const uint8_t *
 		FAB_LOG_ERROR("control %s could not be encoded", fab_rdm_type_str(m->type));
 		return;
 	}
+	FAB_LOG_DEBUG("control %s (seq %u) to %lu", fab_rdm_type_str(m->type), m->seq,
+		      (unsigned long)to);
 	t->to = to;
 	t->to_len = to_name && to_len <= sizeof(t->to_name) ? to_len : 0;
 	if (t->to_len)
@@ -575,9 +599,8 @@ static fi_addr_t fab_rdm_out_dest(const struct fab_rdm *r)
 static void fab_rdm_send_out(struct fab_rdm *r, const struct fab_rdm_out *o)
 {
 	for (unsigned i = 0; i < o->nmsgs; i++)
-		fab_port_send(&r->port, fab_rdm_out_dest(r),
-			      r->to_known ? r->m.peer_addr : r->lst_name,
-			      r->to_known ? r->m.peer_addr_len : r->lst_len, &o->msgs[i]);
+		fab_port_send(&r->port, fab_rdm_out_dest(r), r->to_known ? r->to_name : r->lst_name,
+			      r->to_known ? r->to_len : r->lst_len, &o->msgs[i]);
 }
 
 /* fab_rdm_arm -- the connection's next timer (record lock held) */
@@ -589,6 +612,7 @@ static void fab_rdm_arm(struct fab_conn *c, struct fab_rdm *r)
 		next = now + 1;
 	if (next == UINT64_MAX)
 		return;
+	FAB_LOG_DEBUG("qp %u: timer in %lld ms", c->qp_num, (long long)(next - now));
 	fab_ceq_set_deadline(c, next * 1000000ULL);
 }
 
@@ -754,6 +778,13 @@ void fab_rdm_ended(struct fab_conn *c)
 	fab_rdm_flush_ops(c);
 }
 
+/* fab_rdm_flush_port -- post the connection's queued control messages again */
+void fab_rdm_flush_port(struct fab_conn *c)
+{
+	if (c->rdm->port_made)
+		(void)fab_port_flush(&c->rdm->port);
+}
+
 /* fab_rdm_flush_wait -- before a flush's read: the earlier writes completed (for 2 s at most) */
 int fab_rdm_flush_wait(struct fab_conn *c)
 {
@@ -838,6 +869,8 @@ static void fab_rdm_learn_to(struct fab_conn *c, struct fab_rdm *r, const struct
 	memcpy(addr, m->addr, m->addr_len); /* a string address ends with a NUL */
 	if (fab_av_add(r->port.av, addr, &r->to) == 0) {
 		r->to_known = true;
+		memcpy(r->to_name, m->addr, m->addr_len);
+		r->to_len = m->addr_len;
 		c->dest = r->to;
 	}
 }
@@ -859,6 +892,8 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
 	pthread_mutex_lock(&r->lock);
 	fab_rdm_learn_to(c, r, &m);
 	enum fab_rdm_verdict v = fab_rdm_conn_recv(&r->m, &m, fab_ms(), &o);
+	FAB_LOG_DEBUG("qp %u: control %s (seq %u) came: verdict %d", c->qp_num,
+		      fab_rdm_type_str(m.type), m.seq, (int)v);
 	if (v == FAB_RDM_STALE)
 		FAB_LOG_DEBUG("qp %u: a stale %s dropped", c->qp_num, fab_rdm_type_str(m.type));
 	fab_rdm_send_out(r, &o);
@@ -919,6 +954,7 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_out o = {0};
 	pthread_mutex_lock(&r->lock);
+	FAB_LOG_DEBUG("qp %u: timer", c->qp_num);
 	(void)fab_port_flush(&r->port);
 	fab_rdm_conn_tick(&r->m, fab_ms(), &o);
 	fab_rdm_send_out(r, &o);
@@ -982,6 +1018,8 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		if (ret)
 			return ret;
 		r->to_known = true;
+		memcpy(r->to_name, r->m.peer_addr, r->m.peer_addr_len);
+		r->to_len = r->m.peer_addr_len;
 		c->dest = r->to;
 		fab_rdm_cfg(c->timeout_ms, &r->m.cfg);
 	} else if (r->port.str_addrs && fab_gone_is(info->dest_addr, info->dest_addrlen)) {

@@ -54,6 +54,8 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->plain_tcp_connect = !rdma_cm && !rdm;
 	traits->refused_event = RPMA_CONN_UNREACHABLE;
 	traits->bad_key_breaks_conn = true;
+	/* shm (1.17): a read of a region registered without remote read succeeded */
+	traits->access_checked = strcmp(fp, "shm") != 0;
 	/* FI_RMA_PMEM + FI_COMMIT_COMPLETE: tcp (net) only, not sockets' MSG endpoints */
 	traits->persistent_flush =
 		!rdm && (*fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0);

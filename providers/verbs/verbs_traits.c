@@ -18,6 +18,7 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->plain_tcp_connect = false;
 	traits->refused_event = RPMA_CONN_REJECTED;
 	traits->bad_key_breaks_conn = false;
+	traits->access_checked = true;
 	traits->persistent_flush = true; /* the APM flush; the core gates it on the peer's word */
 	traits->odp_possible = true;
 	traits->mr_advise = true;
