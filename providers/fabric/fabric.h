@@ -85,7 +85,7 @@ struct fab_dev {
 	char *prov_name;
 	char *fabric_name;
 	char *domain_name;
-	int ep_type; /* FI_EP_MSG, or FI_EP_RDM (fabric_rdm.c) */
+	int ep_type;	      /* FI_EP_MSG, or FI_EP_RDM (fabric_rdm.c) */
 	struct fab_dev *next; /* the provider's list of devices looked up */
 };
 
@@ -231,11 +231,11 @@ struct fab_peer {
 	 * (data/atomic_write_full_queue: 1020 of 2048 values wrong)
 	 */
 	bool inject_atomic;
-	bool rx_cq_data;    /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
-	bool imm_emulated;  /* write-with-imm = write + tagged zero-length send (see below) */
-	bool in_order;	    /* one in-order stream: writes are applied after earlier reads */
-	bool refused_sync;  /* fi_connect() itself fails when nobody listens (sockets) */
-	bool reject_ep_ok;  /* fi_reject() works on a request an endpoint was made from */
+	bool rx_cq_data;   /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
+	bool imm_emulated; /* write-with-imm = write + tagged zero-length send (see below) */
+	bool in_order;	   /* one in-order stream: writes are applied after earlier reads */
+	bool refused_sync; /* fi_connect() itself fails when nobody listens (sockets) */
+	bool reject_ep_ok; /* fi_reject() works on a request an endpoint was made from */
 	/*
 	 * make a connection's eventfds with it, not when first needed:
 	 * libfabric's sockets closes some of its socket descriptors twice

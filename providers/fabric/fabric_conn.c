@@ -841,11 +841,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	}
 
 	if (c->txcq)
-		fab_source_init(&c->tx_src, p, &c->txcq->fid, p->rdm ? fab_drain_tx_rdm : fab_drain_tx,
-				c);
+		fab_source_init(&c->tx_src, p, &c->txcq->fid,
+				p->rdm ? fab_drain_tx_rdm : fab_drain_tx, c);
 	if (c->rxcq)
-		fab_source_init(&c->rx_src, p, &c->rxcq->fid, p->rdm ? fab_drain_rx_rdm : fab_drain_rx,
-				c);
+		fab_source_init(&c->rx_src, p, &c->rxcq->fid,
+				p->rdm ? fab_drain_rx_rdm : fab_drain_rx, c);
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);
 		if (ret)

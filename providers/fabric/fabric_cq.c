@@ -614,7 +614,7 @@ static uint32_t fab_tx_error(struct fab_conn *c, const struct fi_cq_err_entry *e
  * libfabric's order, which is causal.
  */
 static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_source *src,
-								     bool rdm)
+								    bool rdm)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
@@ -733,7 +733,7 @@ void fab_drain_tx_rdm(struct fab_source *src)
  * (fab_cq_reserve).
  */
 static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_source *src,
-								     bool rdm)
+								    bool rdm)
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];

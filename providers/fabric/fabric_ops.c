@@ -160,8 +160,8 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 	if (grouped) {
 		fab_op_wrap(c, c->cq, &ctx, &fflags);
 		if (c->rdm) {
-			int w = fab_rdm_op_wrap(c, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, &ctx,
-						&fflags);
+			int w = fab_rdm_op_wrap(c, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ,
+						&ctx, &fflags);
 			if (w)
 				return w;
 		}

@@ -237,7 +237,8 @@ static int fab_device_find(const char *addr, uint64_t flags, enum fi_ep_type ep_
 	if (*fi == NULL) {
 		fi_freeinfo(*list);
 		*list = NULL;
-		*why = ep_type == FI_EP_RDM ? "no entry of type FI_EP_RDM" : "no entry of type FI_EP_MSG";
+		*why = ep_type == FI_EP_RDM ? "no entry of type FI_EP_RDM"
+					    : "no entry of type FI_EP_MSG";
 	}
 	return 0;
 }
@@ -267,9 +268,10 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 		return ret;
 	if (fi == NULL) {
 		fab_refusal(addr, flags, why,
-			    want == NULL	       ? "a message or reliable-datagram endpoint"
-			    : strcmp(want, "msg") == 0 ? "a message endpoint (FI_EP_MSG)"
-						       : "a reliable-datagram endpoint (FI_EP_RDM)");
+			    want == NULL ? "a message or reliable-datagram endpoint"
+			    : strcmp(want, "msg") == 0
+				    ? "a message endpoint (FI_EP_MSG)"
+				    : "a reliable-datagram endpoint (FI_EP_RDM)");
 		return RPMA_E_PROVIDER;
 	}
 	struct fab_dev *d = calloc(1, sizeof(*d));

@@ -94,14 +94,14 @@ struct fab_rdm {
 	struct fab_conn *conn; /* the connection built from it, or NULL */
 	struct fab_rdm_port port;
 	bool port_made;
-	fi_addr_t to;	       /* the peer's side of the connection (valid: to_known) */
+	fi_addr_t to; /* the peer's side of the connection (valid: to_known) */
 	bool to_known;
 	uint8_t to_name[FAB_RDM_ADDR_MAX]; /* its name (fab_gone_is) */
 	size_t to_len;
 	fi_addr_t lst_addr; /* client: the listener (the REQ goes there) */
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
-	bool lst_gone;	    /* client: a listener of this process that was closed (see below) */
+	bool lst_gone; /* client: a listener of this process that was closed (see below) */
 	bool has_id;
 	/* server: the listener's list (under the peer's rdm_lock) */
 	struct fab_rdm_lst *lst;
@@ -612,7 +612,6 @@ static void fab_rdm_arm(struct fab_conn *c, struct fab_rdm *r)
 		next = now + 1;
 	if (next == UINT64_MAX)
 		return;
-	FAB_LOG_DEBUG("qp %u: timer in %lld ms", c->qp_num, (long long)(next - now));
 	fab_ceq_set_deadline(c, next * 1000000ULL);
 }
 
@@ -954,7 +953,6 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_out o = {0};
 	pthread_mutex_lock(&r->lock);
-	FAB_LOG_DEBUG("qp %u: timer", c->qp_num);
 	(void)fab_port_flush(&r->port);
 	fab_rdm_conn_tick(&r->m, fab_ms(), &o);
 	fab_rdm_send_out(r, &o);
@@ -1026,7 +1024,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		r->lst_gone = true; /* fab_rdm_connect reports UNREACHABLE */
 	} else {
 		r->lst_len = info->dest_addrlen < sizeof(r->lst_name) ? info->dest_addrlen
-								     : sizeof(r->lst_name);
+								      : sizeof(r->lst_name);
 		memcpy(r->lst_name, info->dest_addr, r->lst_len);
 		ret = fab_av_add(r->port.av, info->dest_addr, &r->lst_addr);
 		if (ret)
@@ -1402,7 +1400,8 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 	fab_source_add(p, &e->src);
 	fab_gone_set(p, info->src_addr, info->src_addrlen, false);
 	fab_gone_set(p, l->port.name, l->port.name_len, false);
-	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s (reliable datagrams)", addr, port);
+	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s (reliable datagrams)", addr,
+		       port);
 	return 0;
 
 err_port:

@@ -160,8 +160,11 @@ static void fab_bounce_post(struct fab_bounce *b)
 	}
 	struct iovec iov = {.iov_base = b->buf, .iov_len = c->bounce_size};
 	void *desc = c->bounce_desc;
-	struct fi_msg msg = {
-		.msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = b};
+	struct fi_msg msg = {.msg_iov = &iov,
+			     .desc = &desc,
+			     .iov_count = 1,
+			     .addr = FI_ADDR_UNSPEC,
+			     .context = b};
 	b->posted = true;
 	ssize_t ret = fi_recvmsg(c->ep, &msg, FI_COMPLETION);
 	if (ret) {

@@ -75,7 +75,11 @@ ASAN_OPTIONS="$ASAN_OPTIONS detect_leaks=0" \
 # the shared CQs of the fabric provider (without rpma-scale's heap figures)
 GROUPED_SCALE=0 make check-TESTS TESTS=tests/integration/grouped.sh >check-grouped.log 2>&1 || rc=1
 cat check-grouped.log >>check.log
+# reliable-datagram endpoints (shm, tcp;ofi_rxm)
+make check-TESTS TESTS=tests/integration/rdm.sh >check-rdm.log 2>&1 || rc=1
+cat check-rdm.log >>check.log
 tests="$progs $examples tests/integration/sockets.sh tests/integration/grouped.sh"
+tests="$tests tests/integration/rdm.sh"
 cat check-sockets.log >>check.log
 grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log
 if [ "$rc" -ne 0 ]; then
