@@ -267,8 +267,14 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 	 * on 2.1 (trixie) shm crashed in 31 of 51 integration scenarios, so
 	 * there they take RPMA_FABRIC_EP_TYPE=rdm (rpma_fabric(7))
 	 */
-	bool rdm_auto = FI_MAJOR(fi_version()) < 2;
-	if (ret == 0 && fi == NULL && want == NULL && !rdm_auto)
+	/*
+	 * ... and only when FI_PROVIDER names the libfabric providers: shm
+	 * takes any string as an address, so an address no message endpoint
+	 * serves would otherwise land on shm instead of being refused
+	 */
+	bool fp_set = getenv("FI_PROVIDER") != NULL;
+	bool rdm_auto = FI_MAJOR(fi_version()) < 2 && fp_set;
+	if (ret == 0 && fi == NULL && want == NULL && !rdm_auto && fp_set)
 		FAB_LOG_INFO("reliable-datagram endpoints are not tried by themselves on libfabric "
 			     "%u.%u: set RPMA_FABRIC_EP_TYPE=rdm",
 			     FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
@@ -279,7 +285,8 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 		return ret;
 	if (fi == NULL) {
 		fab_refusal(addr, flags, why,
-			    want == NULL ? "a message or reliable-datagram endpoint"
+			    want == NULL && rdm_auto ? "a message or reliable-datagram endpoint"
+			    : want == NULL	     ? "a message endpoint (FI_EP_MSG)"
 			    : strcmp(want, "msg") == 0
 				    ? "a message endpoint (FI_EP_MSG)"
 				    : "a reliable-datagram endpoint (FI_EP_RDM)");

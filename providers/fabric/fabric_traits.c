@@ -29,8 +29,11 @@ static bool fab_traits_rdm(const char *fp)
 	struct fi_info *h = fi_allocinfo(), *list = NULL;
 	if (h == NULL)
 		return false;
+	/* the hints of the device lookup (fabric_provider.c): verbs wants FI_RX_CQ_DATA */
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG | FI_RMA;
+	h->mode = FI_RX_CQ_DATA;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	bool msg = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &list) == 0;
 	fi_freeinfo(list);
 	fi_freeinfo(h);
