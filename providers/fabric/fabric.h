@@ -736,6 +736,8 @@ int fab_evq_push(struct fab_evq *q, int kind, const void *data, size_t len, stru
 void fab_evq_push_event(struct fab_evq *q, struct fab_event *ev);
 int fab_evq_pop(struct fab_evq *q, struct fab_event **ev);
 void fab_event_free(struct fab_event *ev);
+int fab_evq_pop_req(struct fab_evq *q, struct fab_event **evp);
+void fab_event_take_pdata(struct fab_event *ev, struct rpma_conn_private_data *pdata);
 
 /* ----- fabric_cq.c */
 int fab_cq_init(struct fab_cq *cq, uint32_t size, struct fab_chan *chan, bool is_rcq,

@@ -271,14 +271,9 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 	struct fab_event *ev = NULL;
 	if (e->rdm)
 		return fab_rdm_next_conn_req(e, fab_req(req), setup, pdata);
-	int ret = fab_evq_pop(&e->reqs, &ev);
+	int ret = fab_evq_pop_req(&e->reqs, &ev);
 	if (ret)
 		return ret;
-	if (ev->kind != FAB_EV_CONNREQ) {
-		fab_event_free(ev);
-		FAB_LOG_ERROR("rpma_ep_next_conn_req: the event is not a connection request");
-		return RPMA_E_INVAL;
-	}
 	struct fab_conn *c = fab_req(req);
 	c->pep = e->pep;
 	ret = fab_conn_build(e->peer, c, ev->info, true, setup);
@@ -288,13 +283,6 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 		return ret;
 	}
 	ev->info = NULL; /* the connection owns it now */
-	pdata->ptr = ev->data;
-	pdata->len = (uint8_t)(ev->len > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : ev->len);
-	if (ev->len == 0) {
-		free(ev->data);
-		pdata->ptr = NULL;
-	}
-	ev->data = NULL;
-	fab_event_free(ev);
+	fab_event_take_pdata(ev, pdata);
 	return 0;
 }

@@ -116,6 +116,37 @@ void fab_event_free(struct fab_event *ev)
 	free(ev);
 }
 
+/*
+ * fab_evq_pop_req -- the next event of a listener's queue, which must be a
+ * connection request (RPMA_E_INVAL, logged, when it is not)
+ */
+int fab_evq_pop_req(struct fab_evq *q, struct fab_event **evp)
+{
+	int ret = fab_evq_pop(q, evp);
+	if (ret)
+		return ret;
+	if ((*evp)->kind != FAB_EV_CONNREQ) {
+		fab_event_free(*evp);
+		*evp = NULL;
+		FAB_LOG_ERROR("rpma_ep_next_conn_req: the event is not a connection request");
+		return RPMA_E_INVAL;
+	}
+	return 0;
+}
+
+/* fab_event_take_pdata -- hand a request's private data to pdata, release the event */
+void fab_event_take_pdata(struct fab_event *ev, struct rpma_conn_private_data *pdata)
+{
+	pdata->ptr = ev->data;
+	pdata->len = (uint8_t)(ev->len > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : ev->len);
+	if (ev->len == 0) {
+		free(ev->data);
+		pdata->ptr = NULL;
+	}
+	ev->data = NULL;
+	fab_event_free(ev);
+}
+
 /* fab_evq_fini -- release a queue and every event still in it */
 void fab_evq_fini(struct fab_evq *q)
 {

@@ -102,7 +102,6 @@ struct fab_rdm {
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
 	bool lst_gone; /* client: a listener of this process that was closed (see below) */
-	bool has_id;
 	/* server: the listener's list (under the peer's rdm_lock) */
 	struct fab_rdm_lst *lst;
 	fi_addr_t lst_peer; /* the client's address in the listener's AV */
@@ -239,6 +238,17 @@ static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
 		return RPMA_E_PROVIDER;
 	}
 	return 0;
+}
+
+/*
+ * fab_av_add_name -- insert an address that came in a message (len bytes),
+ * ended with a NUL: a string address (FI_ADDR_STR) needs one
+ */
+static int fab_av_add_name(struct fid_av *av, const uint8_t *addr, size_t len, fi_addr_t *fa)
+{
+	uint8_t name[FAB_RDM_ADDR_MAX + 1] = {0};
+	memcpy(name, addr, len < FAB_RDM_ADDR_MAX ? len : FAB_RDM_ADDR_MAX);
+	return fab_av_add(av, name, fa);
 }
 
 /*
@@ -539,7 +549,6 @@ static struct fab_rdm *fab_rec_new(struct fab_peer *p, uint32_t *id, uint32_t *g
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->rx_lock, NULL);
 	r->peer = p;
-	r->has_id = true;
 	r->refs = 1;
 	return r;
 }
@@ -549,8 +558,7 @@ static void fab_rec_put_locked(struct fab_rdm *r)
 {
 	if (--r->refs > 0)
 		return;
-	if (r->has_id)
-		fab_rdm_ids_put(r->peer->rdm_ids, r->m.id);
+	fab_rdm_ids_put(r->peer->rdm_ids, r->m.id);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->rx_lock);
 	free(r->rx_ctx);
@@ -859,19 +867,28 @@ bool fab_rdm_recv_done(struct fab_conn *c, void *ctx, bool any)
 	return found;
 }
 
+/*
+ * fab_rdm_set_to -- the peer's side of the connection is at addr: insert it,
+ * and send everything there from now on
+ */
+static int fab_rdm_set_to(struct fab_conn *c, struct fab_rdm *r, const uint8_t *addr, size_t len)
+{
+	int ret = fab_av_add_name(r->port.av, addr, len, &r->to);
+	if (ret)
+		return ret;
+	r->to_known = true;
+	memcpy(r->to_name, addr, len);
+	r->to_len = len;
+	c->dest = r->to;
+	return 0;
+}
+
 /* fab_rdm_learn_to -- a client learns the server's side from an ACCEPT (record lock held) */
 static void fab_rdm_learn_to(struct fab_conn *c, struct fab_rdm *r, const struct fab_rdm_msg *m)
 {
 	if (r->to_known || m->type != FAB_RDM_ACCEPT || m->addr_len == 0 || c->incoming)
 		return;
-	uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
-	memcpy(addr, m->addr, m->addr_len); /* a string address ends with a NUL */
-	if (fab_av_add(r->port.av, addr, &r->to) == 0) {
-		r->to_known = true;
-		memcpy(r->to_name, m->addr, m->addr_len);
-		r->to_len = m->addr_len;
-		c->dest = r->to;
-	}
+	(void)fab_rdm_set_to(c, r, m->addr, m->addr_len);
 }
 
 /* fab_rdm_ctl_rx -- a control message arrived at the connection's endpoint */
@@ -1010,15 +1027,9 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		return RPMA_E_NOMEM;
 	}
 	if (c->incoming) {
-		uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
-		memcpy(addr, r->m.peer_addr, r->m.peer_addr_len);
-		ret = fab_av_add(r->port.av, addr, &r->to);
+		ret = fab_rdm_set_to(c, r, r->m.peer_addr, r->m.peer_addr_len);
 		if (ret)
 			return ret;
-		r->to_known = true;
-		memcpy(r->to_name, r->m.peer_addr, r->m.peer_addr_len);
-		r->to_len = r->m.peer_addr_len;
-		c->dest = r->to;
 		fab_rdm_cfg(c->timeout_ms, &r->m.cfg);
 	} else if (r->port.str_addrs && fab_gone_is(info->dest_addr, info->dest_addrlen)) {
 		r->lst_gone = true; /* fab_rdm_connect reports UNREACHABLE */
@@ -1221,16 +1232,15 @@ static void fab_lst_req(struct fab_ep *e, const struct fab_rdm_msg *m)
 	struct fab_rdm *r = l->closing ? NULL : fab_rec_new(p, &id, &gen);
 	struct fab_rdm_cfg cfg;
 	fab_rdm_cfg(FAB_RDM_DEFAULT_TIMEOUT_MS, &cfg);
-	uint8_t addr[FAB_RDM_ADDR_MAX + 1] = {0};
-	memcpy(addr, m->addr, m->addr_len);
 	if (r == NULL || fab_rdm_conn_from_req(&r->m, &cfg, id, gen, m, now) ||
-	    fab_av_add(l->port.av, addr, &r->lst_peer)) {
+	    fab_av_add_name(l->port.av, m->addr, m->addr_len, &r->lst_peer)) {
 		/* refuse it without a connection of ours (sender id 0) */
 		if (r)
 			fab_rec_put(r);
 		struct fab_rdm_out ro = {0};
 		fi_addr_t to;
-		if (fab_rdm_reply_stateless(m, 1, &ro) && fab_av_add(l->port.av, addr, &to) == 0) {
+		if (fab_rdm_reply_stateless(m, 1, &ro) &&
+		    fab_av_add_name(l->port.av, m->addr, m->addr_len, &to) == 0) {
 			fab_port_send(&l->port, to, NULL, 0, &ro.msgs[0]);
 			/* the AV entry is needed until the send leaves: it stays */
 		}
@@ -1269,16 +1279,15 @@ static void fab_lst_rx(struct fab_ep *e, size_t len)
 {
 	struct fab_rdm_lst *l = e->rdm;
 	struct fab_rdm_msg m;
-	enum fab_rdm_status st = fab_rdm_decode(l->port.rx, len, &m);
+	/* a copy: the receive buffer is posted again before the request is handled */
+	uint8_t copy[FAB_RDM_MSG_MAX];
+	memcpy(copy, l->port.rx, len);
+	enum fab_rdm_status st = fab_rdm_decode(copy, len, &m);
 	if (st != FAB_RDM_OK) {
 		uint64_t n = atomic_fetch_add(&l->peer->refused_reqs, 1) + 1;
 		FAB_LOG_NOTICE("listener: a message of %zu bytes dropped: %s (%llu refused so far)",
 			       len, fab_rdm_status_str(st), (unsigned long long)n);
 	} else if (m.type == FAB_RDM_REQ) {
-		/* copied: the receive buffer is posted again below */
-		uint8_t copy[FAB_RDM_MSG_MAX];
-		memcpy(copy, l->port.rx, len);
-		(void)fab_rdm_decode(copy, len, &m);
 		fab_port_post_rx(&l->port);
 		fab_lst_req(e, &m);
 		return;
@@ -1509,15 +1518,10 @@ int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpm
 			  struct rpma_conn_private_data *pdata)
 {
 	struct fab_event *ev = NULL;
-	int ret = fab_evq_pop(&e->reqs, &ev);
+	int ret = fab_evq_pop_req(&e->reqs, &ev);
 	if (ret)
 		return ret;
-	struct fab_rdm *r = ev->rec;
-	if (ev->kind != FAB_EV_CONNREQ || r == NULL) {
-		fab_event_free(ev);
-		FAB_LOG_ERROR("rpma_ep_next_conn_req: the event is not a connection request");
-		return RPMA_E_INVAL;
-	}
+	struct fab_rdm *r = ev->rec; /* every request of this listener has one */
 	ev->rec = NULL;
 	struct fi_info *info = NULL;
 	ret = fab_rdm_info_to(e->peer, r->m.peer_addr, r->m.peer_addr_len, &info);
@@ -1539,13 +1543,6 @@ int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpm
 		fab_event_free(ev);
 		return ret;
 	}
-	pdata->ptr = ev->data;
-	pdata->len = (uint8_t)(ev->len > FAB_PDATA_API_MAX ? FAB_PDATA_API_MAX : ev->len);
-	if (ev->len == 0) {
-		free(ev->data);
-		pdata->ptr = NULL;
-	}
-	ev->data = NULL;
-	fab_event_free(ev);
+	fab_event_take_pdata(ev, pdata);
 	return 0;
 }
