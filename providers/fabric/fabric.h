@@ -838,12 +838,13 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 int fab_rdm_ep_shutdown(struct fab_ep *e);
 int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpma_conn_setup *setup,
 			  struct rpma_conn_private_data *pdata);
+int fab_rdm_conn_prepare(struct fab_conn *c);
 int fab_rdm_conn_bind(struct fab_conn *c);
 int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info);
 int fab_rdm_connect(struct fab_conn *c, const void *pdata, size_t len);
 int fab_rdm_disconnect(struct fab_conn *c);
 void fab_rdm_conn_timer(struct fab_conn *c);
-void fab_rdm_teardown(struct fab_conn *c);
+int fab_rdm_teardown(struct fab_conn *c);
 void fab_rdm_release(struct fab_conn *c);
 bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);

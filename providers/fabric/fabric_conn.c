@@ -566,7 +566,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	if (c->srq)
 		fab_srq_detach(c->srq, c);
 	/* the protocol's last words: a refusal, a DISC (fabric_rdm.c) */
-	fab_rdm_teardown(c);
+	ret = fab_rdm_teardown(c);
 	/*
 	 * Refusing a request.  tcp and sockets mishandle fi_reject() of a request
 	 * an endpoint was made from while that endpoint exists (tcp frees the
@@ -687,8 +687,10 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 
 	/* its eventfd is made when the user asks for it (fab_conn_get_event_fd) */
 	ret = fab_evq_init(&c->events, !p->eager_fds);
-	if (ret)
+	if (ret) {
+		fab_rdm_release(c); /* an incoming one's record: the teardown's part */
 		return ret;
+	}
 	c->ev_established = calloc(1, sizeof(*c->ev_established));
 	c->ev_end = calloc(1, sizeof(*c->ev_end));
 	if (c->ev_established)
@@ -729,12 +731,22 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	size_t tx_want = (size_t)setup->sq_size * (p->imm_emulated ? 2 : 1) + 2;
 	info->tx_attr->size = fab_min(tx_want, max_tx);
 	info->rx_attr->size = fab_min(c->srq ? 16 : (size_t)setup->rq_size + 1, max_rx);
+	if (p->rdm) {
+		ret = fab_rdm_conn_prepare(c);
+		if (ret)
+			goto err;
+	}
 	ret = fi_endpoint(p->domain, info, &c->ep, NULL);
 	c->ep_was_made = ret == 0;
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_endpoint()");
 		ret = fab_err(ret);
 		goto err;
+	}
+	if (p->rdm) {
+		ret = fab_rdm_conn_bind(c);
+		if (ret)
+			goto err;
 	}
 	/*
 	 * Receives that complete into the main CQ share the libfabric CQ of the
@@ -783,7 +795,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	if (!ret)
 		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
 	if (!ret)
-		ret = p->rdm ? fab_rdm_conn_bind(c) : fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
+		ret = p->rdm ? 0 : fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
 	if (!ret && c->srq)
 		ret = fab_srq_bind(c->srq, c->ep);
 	if (ret) {

@@ -31,8 +31,11 @@ size_t fab_inject_size(size_t offered)
 /* fab_conn_progress -- drive the connection while its queue is full */
 void fab_conn_progress(struct fab_conn *c)
 {
-	fab_source_drain(fab_conn_txs(c));
-	if (c->rxcq)
+	/* not the sources of a connection whose set-up failed before it made them */
+	struct fab_source *txs = fab_conn_txs(c);
+	if (txs->fid)
+		fab_source_drain(txs);
+	if (c->rxcq && c->rx_src.fid)
 		fab_source_drain(&c->rx_src);
 	/*
 	 * control messages refused for a full queue go first: the poster's

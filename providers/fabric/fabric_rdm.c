@@ -99,6 +99,7 @@ struct fab_rdm {
 	uint8_t to_name[FAB_RDM_ADDR_MAX]; /* its name (fab_gone_is) */
 	size_t to_len;
 	fi_addr_t lst_addr; /* client: the listener (the REQ goes there) */
+	bool lst_known;	    /* lst_addr is in the AV */
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
 	bool lst_gone; /* client: a listener of this process that was closed (see below) */
@@ -293,11 +294,15 @@ static struct fab_gone **fab_gone_find_locked(const void *addr, size_t len)
 	return pp;
 }
 
-/* fab_gone_set -- an endpoint of this process named addr closes (gone) or opens */
-static void fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, bool gone)
+/*
+ * fab_gone_set -- an endpoint of this process named addr closes (gone) or
+ * opens; RPMA_E_NOMEM when a closing one cannot be remembered
+ */
+static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, bool gone)
 {
+	int ret = 0;
 	if (p->info->addr_format != FI_ADDR_STR || addr == NULL || len == 0)
-		return;
+		return 0;
 	pthread_rwlock_wrlock(&fab_gone_lock);
 	struct fab_gone **pp = fab_gone_find_locked(addr, len);
 	if (!gone && *pp) {
@@ -321,9 +326,15 @@ static void fab_gone_set(const struct fab_peer *p, const void *addr, size_t len,
 				*last = NULL;
 				fab_gone_n--;
 			}
+		} else {
+			ret = RPMA_E_NOMEM;
 		}
 	}
 	pthread_rwlock_unlock(&fab_gone_lock);
+	if (ret)
+		FAB_LOG_ERROR("out of memory: a closed endpoint of this process is not remembered "
+			      "(a control message of this process may reach it)");
+	return ret;
 }
 
 /* fab_gone_is_locked -- is addr a closed endpoint of this process? (lock held) */
@@ -606,6 +617,16 @@ static fi_addr_t fab_rdm_out_dest(const struct fab_rdm *r)
  */
 static void fab_rdm_send_out(struct fab_rdm *r, const struct fab_rdm_out *o)
 {
+	/*
+	 * a connection whose set-up failed before it knew where to send
+	 * (tests/faultwalk: rxm dereferences an address not in the AV); an
+	 * incoming one's refusal goes from the listener then
+	 */
+	if (!r->to_known && !r->lst_known) {
+		if (o->nmsgs)
+			FAB_LOG_DEBUG("%u control message(s) dropped: no address yet", o->nmsgs);
+		return;
+	}
 	for (unsigned i = 0; i < o->nmsgs; i++)
 		fab_port_send(&r->port, fab_rdm_out_dest(r), r->to_known ? r->to_name : r->lst_name,
 			      r->to_known ? r->to_len : r->lst_len, &o->msgs[i]);
@@ -979,10 +1000,10 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 }
 
 /*
- * fab_rdm_conn_bind -- before fi_enable(): the connection's AV (and its
- * record, for an outgoing one)
+ * fab_rdm_conn_prepare -- before fi_endpoint(): the connection's record (an
+ * outgoing one's; an incoming one has it from its request) and its AV
  */
-int fab_rdm_conn_bind(struct fab_conn *c)
+int fab_rdm_conn_prepare(struct fab_conn *c)
 {
 	struct fab_peer *p = c->peer;
 	if (c->rdm == NULL) {
@@ -993,11 +1014,17 @@ int fab_rdm_conn_bind(struct fab_conn *c)
 		c->rdm->m.id = id;
 		c->rdm->m.gen = gen;
 	}
-	struct fab_rdm *r = c->rdm;
-	int ret = fab_av_open(p, &r->port.av);
-	if (ret)
-		return ret;
-	ret = fi_ep_bind(c->ep, &r->port.av->fid, 0);
+	return fab_av_open(p, &c->rdm->port.av);
+}
+
+/*
+ * fab_rdm_conn_bind -- the AV to the endpoint, first of all: rxm's close of
+ * an endpoint without an AV dereferences it (SIGSEGV in fi_close(), seen
+ * when the record's allocation failed after fi_endpoint(): tests/faultwalk)
+ */
+int fab_rdm_conn_bind(struct fab_conn *c)
+{
+	int ret = fi_ep_bind(c->ep, &c->rdm->port.av->fid, 0);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_ep_bind(av)");
 		return fab_err(ret);
@@ -1040,6 +1067,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		ret = fab_av_add(r->port.av, info->dest_addr, &r->lst_addr);
 		if (ret)
 			return ret;
+		r->lst_known = true;
 	}
 	fab_port_post_rx(&r->port);
 	return r->port.rx_posted ? 0 : RPMA_E_PROVIDER;
@@ -1113,12 +1141,12 @@ int fab_rdm_disconnect(struct fab_conn *c)
  * connection still up says DISC, and the last control messages get up to
  * FAB_RDM_LINGER_MS to leave
  */
-void fab_rdm_teardown(struct fab_conn *c)
+int fab_rdm_teardown(struct fab_conn *c)
 {
 	struct fab_rdm *r = c->rdm;
 	struct fab_peer *p = c->peer;
 	if (r == NULL || !r->port_made)
-		return;
+		return 0;
 	struct fab_rdm_out o = {0};
 	bool keep = false;
 	pthread_mutex_lock(&p->rdm_lock);
@@ -1149,7 +1177,7 @@ void fab_rdm_teardown(struct fab_conn *c)
 		fab_conn_progress(c);
 	}
 	/* from now on nothing of this process sends to it (see fab_gone_set) */
-	fab_gone_set(p, r->port.name, r->port.name_len, true);
+	return fab_gone_set(p, r->port.name, r->port.name_len, true);
 }
 
 /* fab_rdm_release -- after the endpoint's close: the AV, the port, the record */
@@ -1407,8 +1435,8 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 	fab_source_init(&e->src, p, &l->cq->fid, fab_drain_lst, e);
 	e->src.expire = fab_lst_expire;
 	fab_source_add(p, &e->src);
-	fab_gone_set(p, info->src_addr, info->src_addrlen, false);
-	fab_gone_set(p, l->port.name, l->port.name_len, false);
+	(void)fab_gone_set(p, info->src_addr, info->src_addrlen, false);
+	(void)fab_gone_set(p, l->port.name, l->port.name_len, false);
 	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s (reliable datagrams)", addr,
 		       port);
 	return 0;
@@ -1462,8 +1490,10 @@ int fab_rdm_ep_shutdown(struct fab_ep *e)
 	while (l->recs)
 		fab_rec_unlink_locked(l->recs);
 	pthread_mutex_unlock(&p->rdm_lock);
-	fab_gone_set(p, l->info->src_addr, l->info->src_addrlen, true);
-	fab_gone_set(p, l->port.name, l->port.name_len, true);
+	ret = fab_gone_set(p, l->info->src_addr, l->info->src_addrlen, true);
+	int g = fab_gone_set(p, l->port.name, l->port.name_len, true);
+	if (g && !ret)
+		ret = g;
 	fab_source_fini(&e->src);
 	fab_evq_fini(&e->reqs);
 	struct fid *fids[] = {&l->port.ep->fid, &l->port.av->fid, &l->cq->fid};
@@ -1526,12 +1556,20 @@ int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpm
 	struct fi_info *info = NULL;
 	ret = fab_rdm_info_to(e->peer, r->m.peer_addr, r->m.peer_addr_len, &info);
 	if (ret == 0) {
-		c->rdm = r; /* the connection owns the event's reference now */
+		/*
+		 * the connection owns the event's reference now; a build that
+		 * fails drops it in its teardown (fab_rdm_release), so the
+		 * refusal below holds one of its own meanwhile
+		 */
+		pthread_mutex_lock(&e->peer->rdm_lock);
+		r->refs++;
+		pthread_mutex_unlock(&e->peer->rdm_lock);
+		c->rdm = r;
 		ret = fab_conn_build(e->peer, c, info, true, setup);
-		if (ret) {
+		if (ret)
 			fi_freeinfo(info);
-			c->rdm = NULL;
-		}
+		else
+			fab_rec_put(r);
 	}
 	if (ret) {
 		struct fab_rdm_out o = {0};
