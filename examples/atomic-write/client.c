@@ -87,7 +87,7 @@ int main(int argc, char *argv[])
 		/* 1 + 2: the entry, then its flush (one completion for both) */
 		EX_TRY(rpma_write(conn, log_mr, at, src_mr, at, len, RPMA_F_COMPLETION_ON_ERROR,
 				  NULL));
-		EX_TRY(rpma_flush(conn, log_mr, at, len, type, RPMA_F_COMPLETION_ALWAYS,
+		EX_CHECK(ex_flush(conn, log_mr, at, len, &type, RPMA_F_COMPLETION_ALWAYS,
 				  &ctx_data));
 		EX_CHECK(ex_expect_wc(cq, EX_ANY_OPCODE, &ctx_data, NULL));
 
@@ -97,12 +97,13 @@ int main(int argc, char *argv[])
 		memcpy(word, &used, sizeof(word));
 		EX_TRY(rpma_atomic_write(conn, log_mr, LOG_USED_OFFSET, word,
 					 RPMA_F_COMPLETION_ON_ERROR, NULL));
-		EX_TRY(rpma_flush(conn, log_mr, LOG_USED_OFFSET, sizeof(word), type,
+		EX_CHECK(ex_flush(conn, log_mr, LOG_USED_OFFSET, sizeof(word), &type,
 				  RPMA_F_COMPLETION_ALWAYS, &ctx_used));
 		EX_CHECK(ex_expect_wc(cq, EX_ANY_OPCODE, &ctx_used, NULL));
 	}
 	printf("appended %d entries (%llu bytes), flushed to %s\n", LOG_ENTRIES,
-	       (unsigned long long)used, dw2pmem ? "persistence" : "visibility");
+	       (unsigned long long)used,
+	       type == RPMA_FLUSH_TYPE_PERSISTENT ? "persistence" : "visibility");
 
 	/* read the counter and the log back and check both */
 	EX_TRY(rpma_read(conn, back_mr, 0, log_mr, 0, LOG_DATA_OFFSET + used,

@@ -331,6 +331,22 @@ int ex_expect_wc(struct rpma_cq *cq, int opcode, const void *op_context, struct 
 	return ex_check_wc(wc, opcode, op_context);
 }
 
+/* ex_flush -- flush, falling back from persistence to visibility where refused */
+int ex_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t offset, size_t len,
+	     enum rpma_flush_type *type, int flags, const void *op_context)
+{
+	int ret = rpma_flush(conn, dst, offset, len, *type, flags, op_context);
+	if (ret == RPMA_E_NOSUPP && *type == RPMA_FLUSH_TYPE_PERSISTENT) {
+		printf("this connection cannot flush to persistence (RPMA_E_NOSUPP): "
+		       "flushing to visibility\n");
+		*type = RPMA_FLUSH_TYPE_VISIBILITY;
+		ret = rpma_flush(conn, dst, offset, len, *type, flags, op_context);
+	}
+	if (ret)
+		ex_fail("rpma_flush()", ret);
+	return ret;
+}
+
 /* ex_wait_send -- wait for a send completion, keeping a receive that overtakes it */
 int ex_wait_send(struct rpma_cq *cq, struct ibv_wc *early, bool *have_early)
 {

@@ -125,6 +125,15 @@ int ex_check_wc(const struct ibv_wc *wc, int opcode, const void *op_context);
 #define EX_ANY_OPCODE (-1)
 
 /*
+ * ex_flush -- rpma_flush() of the type in *type; when a persistent flush is
+ * refused with RPMA_E_NOSUPP (the transport cannot make remote writes
+ * persistent, e.g. libfabric providers without FI_COMMIT_COMPLETE), say so
+ * once, switch *type to RPMA_FLUSH_TYPE_VISIBILITY and flush again
+ */
+int ex_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t offset, size_t len,
+	     enum rpma_flush_type *type, int flags, const void *op_context);
+
+/*
  * ex_wait_send -- wait for the completion of a send on cq.  The peer may
  * answer so fast that its next message's receive completion arrives first:
  * that one is kept in *early (and *have_early set) for the caller to process

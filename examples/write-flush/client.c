@@ -9,7 +9,9 @@
  * rpma_conn_apply_remote_peer_cfg() the connection knows whether the server
  * writes directly to PMem; if it does, RPMA_FLUSH_TYPE_PERSISTENT is used,
  * otherwise RPMA_FLUSH_TYPE_VISIBILITY (a persistent flush would be refused
- * with RPMA_E_NOSUPP, which this example also shows).
+ * with RPMA_E_NOSUPP, which this example also shows).  A transport that
+ * cannot make remote writes persistent refuses the persistent flush with
+ * RPMA_E_NOSUPP too; the example then flushes to visibility and says so.
  */
 
 #include <stdio.h>
@@ -83,7 +85,7 @@ int main(int argc, char *argv[])
 	static const int flush_ctx = 1, read_ctx = 2;
 	EX_TRY(rpma_write(conn, dst_mr, DATA_OFFSET, src_mr, 0, DATA_SIZE,
 			  RPMA_F_COMPLETION_ON_ERROR, NULL));
-	EX_TRY(rpma_flush(conn, dst_mr, DATA_OFFSET, DATA_SIZE, type, RPMA_F_COMPLETION_ALWAYS,
+	EX_CHECK(ex_flush(conn, dst_mr, DATA_OFFSET, DATA_SIZE, &type, RPMA_F_COMPLETION_ALWAYS,
 			  &flush_ctx));
 	EX_CHECK(ex_expect_wc(cq, EX_ANY_OPCODE, &flush_ctx, NULL));
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# rdm.sh -- the integration scenarios and the thread tests over reliable-datagram
-# endpoints (FI_EP_RDM, rpma_fabric(7) "RELIABLE-DATAGRAM ENDPOINTS"): libfabric's
-# shm and tcp;ofi_rxm, which offer no message endpoint, so the fabric provider
-# chooses reliable datagrams by itself.
+# rdm.sh -- the integration scenarios, the thread tests, the fault walk and the
+# examples over reliable-datagram endpoints (FI_EP_RDM, rpma_fabric(7)
+# "RELIABLE-DATAGRAM ENDPOINTS"): libfabric's shm and tcp;ofi_rxm, which offer
+# no message endpoint, so the fabric provider chooses reliable datagrams by
+# itself.
 #
 # Issue 18 is not finished: the scenarios below that do not pass yet are left
 # out, each with what was seen.  Everything else must pass.
@@ -20,6 +21,7 @@ if [ -n "${FI_PROVIDER:-}" ]; then
 	exit 77
 fi
 b=${top_builddir:-.}
+src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 # Left out over shm (libfabric 1.17); the access scenarios skip themselves
 # there (shm does not hold remote accesses to keys and rights: traits
@@ -45,7 +47,8 @@ rxm_threads='threads/parallel_conns'
 # the endpoints of a process that dies or fails a test leave shm's files behind:
 # remove the ones this run made
 shm_before=$(mktemp "${TMPDIR:-/tmp}/rdm-shm.XXXXXX")
-trap 'rm -f "$shm_before"' EXIT
+exlog=$(mktemp "${TMPDIR:-/tmp}/rdm-example.XXXXXX")
+trap 'rm -f "$shm_before" "$exlog"' EXIT
 ls /dev/shm >"$shm_before" 2>/dev/null || true
 shm_cleanup() {
 	ls /dev/shm 2>/dev/null | grep -Ex '[0-9]+:[0-9]+:[0-9]+|[0-9.]+:[0-9]+' |
@@ -93,6 +96,50 @@ for prov in "${provs[@]}"; do
 		echo "FAIL: threads over $prov"
 		fail=1
 	fi
+	# the fault walk (tests/faultwalk/faultwalk.c).  Over tcp;ofi_rxm without
+	# its data-path points: where the client's rpma_conn_get_event_fd()
+	# fails right after the server accepted, both connections are deleted at
+	# once, and libfabric 1.17 accepts an rxm connection (accept() in its
+	# progress, the endpoint's listening socket) while that endpoint closes:
+	# the accepted socket stays open after the domain and the fabric closed
+	# (strace: accept(23) = 55 in one thread, close(23) in the other)
+	fw_env=()
+	case $prov in
+	shm) ;;
+	*) fw_env=(FAULTWALK_DATAPATH=0) ;;
+	esac
+	if [ -x "$b/tests/faultwalk/faultwalk" ]; then
+		echo "== faultwalk over FI_PROVIDER=$prov ${fw_env[*]}"
+		if ! env RPMA_PROVIDER=fabric FI_PROVIDER="$prov" FAULTWALK_QUIET=1 FAULTWALK_JOBS=2 \
+			"${fw_env[@]}" "$b/tests/faultwalk/faultwalk" fabric 127.0.0.1; then
+			echo "FAIL: faultwalk over $prov"
+			fail=1
+		fi
+	fi
+	# every example pair (as make check runs them) and the replication demo
+	echo "== examples over FI_PROVIDER=$prov"
+	ex_pass=0 ex_fail=0
+	for f in "$src"/examples/tests/*.example; do
+		n=$(basename "$f" .example)
+		if RPMA_PROVIDER=fabric FI_PROVIDER=$prov top_builddir=$b \
+			bash "$src/examples/run-example.sh" "$f" >"$exlog" 2>&1; then
+			ex_pass=$((ex_pass + 1))
+		else
+			echo "FAIL: example $n over $prov:"
+			sed 's/^/    /' "$exlog"
+			ex_fail=$((ex_fail + 1))
+		fi
+	done
+	if RPMA_PROVIDER=fabric FI_PROVIDER=$prov top_builddir=$b \
+		bash "$src/examples/replicate/demo-test.sh" >"$exlog" 2>&1; then
+		ex_pass=$((ex_pass + 1))
+	else
+		echo "FAIL: the replication demo over $prov:"
+		sed 's/^/    /' "$exlog"
+		ex_fail=$((ex_fail + 1))
+	fi
+	echo "examples over $prov: $ex_pass passed, $ex_fail failed"
+	[ $ex_fail = 0 ] || fail=1
 	shm_cleanup
 done
 [ $ran = 1 ] || exit 77

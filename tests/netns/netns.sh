@@ -25,7 +25,10 @@
 # Every scenario also reads the server veth's rx/tx byte counters
 # (/sys/class/net/<veth>/statistics inside the namespace) before and after and
 # needs both to grow (the replication demo: rx by at least the bytes streamed).
-# Round "tcp" (FI_PROVIDER=tcp) runs them all, round "sockets"
+# Round "tcp" (FI_PROVIDER=tcp) runs them all, round "rxm"
+# (FI_PROVIDER='tcp;ofi_rxm': reliable-datagram endpoints over tcp, rpma_fabric(7)
+# "RELIABLE-DATAGRAM ENDPOINTS"; RPMA_FABRIC_EP_TYPE=rdm on libfabric 2.x, which
+# does not fall back to them by itself) runs them all too, round "sockets"
 # (FI_PROVIDER=sockets) a few (NETNS_SOCKETS_SCENARIOS): only pairs whose
 # server answers the client before the client disconnects.  libfabric's
 # sockets provider (1.17) loses a disconnect that arrives while the server is
@@ -48,7 +51,7 @@
 # built; 99 when the build is missing.
 #
 # Environment: top_builddir (default .), top_srcdir (default: this file's
-# ../..), NETNS_TIMEOUT (seconds per process, 60), NETNS_ROUNDS ("tcp sockets"),
+# ../..), NETNS_TIMEOUT (seconds per process, 60), NETNS_ROUNDS ("tcp rxm sockets"),
 # NETNS_SOCKETS_SCENARIOS (names of the scenarios the sockets round runs),
 # NETNS_KEEP=1 (keep the working directory with every log).
 
@@ -57,7 +60,7 @@ set -u
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${top_builddir:-.}
 limit=${NETNS_TIMEOUT:-60}
-rounds=${NETNS_ROUNDS:-tcp sockets}
+rounds=${NETNS_ROUNDS:-tcp rxm sockets}
 sockets_scenarios=${NETNS_SOCKETS_SCENARIOS:-ping-pong gpspm-dram replicate-visibility \
 interop-visibility}
 
@@ -377,6 +380,13 @@ interop_scenario() {
 		skipped=$((skipped + 1))
 		return
 	fi
+	if [ "$round" = rxm ] && [ "$mode" = dw2pm ]; then
+		# the interop client flushes to persistence, as upstream's would
+		echo "SKIP: $round $name: tcp;ofi_rxm has no FI_COMMIT_COMPLETE, a persistent" \
+			"flush is refused with RPMA_E_NOSUPP (rpma_fabric(7))"
+		skipped=$((skipped + 1))
+		return
+	fi
 	local ready=$work/$round.$name.ready
 	rm -f "$ready"
 	local extra=()
@@ -392,7 +402,7 @@ interop_scenario() {
 
 # wanted ROUND NAME -- does this round run this scenario
 wanted() {
-	[ "$1" = tcp ] && return 0
+	[ "$1" = tcp ] || [ "$1" = rxm ] && return 0
 	local s
 	for s in $sockets_scenarios; do
 		[ "$s" = "$2" ] && return 0
@@ -400,10 +410,17 @@ wanted() {
 	return 1
 }
 
+fi_major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
+fi_major=${fi_major:-1}
 for round in $rounds; do
+	unset RPMA_FABRIC_EP_TYPE
 	case $round in
 	tcp | sockets) export FI_PROVIDER=$round ;;
-	*) hard_error "unknown round '$round' (tcp or sockets)" ;;
+	rxm)
+		export FI_PROVIDER='tcp;ofi_rxm'
+		[ "$fi_major" -ge 2 ] && export RPMA_FABRIC_EP_TYPE=rdm
+		;;
+	*) hard_error "unknown round '$round' (tcp, rxm or sockets)" ;;
 	esac
 	for f in "$src"/examples/tests/*.example; do
 		wanted "$round" "$(basename "$f" .example)" && example_scenario "$round" "$f"
