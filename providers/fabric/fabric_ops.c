@@ -362,6 +362,12 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	uint64_t ff = fab_comp(flags) | fab_write_level(p, rkey);
 	struct fab_stage_slot *st = NULL;
 	void *ctx = (void *)op_context;
+	if (__builtin_expect(c->wrap, 0) && c->rdm && p->atomic_waits) {
+		/* after the flush before it: nothing orders them here (fabric.h) */
+		int ret = fab_rdm_flush_wait(c);
+		if (ret)
+			return ret;
+	}
 	if (p->inject_atomic) {
 		/* libfabric copies the value before the call returns */
 		memcpy(slot, src, 8);

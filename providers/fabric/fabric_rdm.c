@@ -824,7 +824,8 @@ int fab_rdm_flush_wait(struct fab_conn *c)
 		if (until == 0) {
 			until = now + 2000000000ULL;
 		} else if (now > until) {
-			RPMA_LOG_ERROR("fabric: qp %u: the writes before a flush did not complete",
+			RPMA_LOG_ERROR("fabric: qp %u: the operations before a flush or an atomic "
+				       "write did not complete",
 				       c->qp_num);
 			return RPMA_E_PROVIDER;
 		}

@@ -26,12 +26,11 @@ src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # Left out over shm (libfabric 1.17); the access scenarios skip themselves
 # there (shm does not hold remote accesses to keys and rights: traits
 # access_checked):
-# - data/atomic_write_full_queue*: under make check's load, 1142 of 2048 atomic
-#   writes were not at the target when the flush after them completed (shm
-#   completes them before it applies them; alone they pass)
-# - api/conn_cfg_getters_and_effects: timed out (60 s) once under make check's
-#   load; not analysed yet
-shm_out='data/atomic_write_full_queue*|api/conn_cfg_getters_and_effects'
+# - api/conn_cfg_getters_and_effects: about 1 run in 4, alone too, the second
+#   pair's REQ spins forever on shm's lock of the listener's region inside
+#   fi_tsendmsg() (strace -k), once a SIGSEGV (SEGV_MAPERR) instead; the
+#   scenario's first pair is closed by then; not analysed further
+shm_out='api/conn_cfg_getters_and_effects'
 shm_threads=''
 # Left out over tcp;ofi_rxm (libfabric 1.17):
 # - access/no_remote_write: the emulated write with immediate data to a region
