@@ -215,12 +215,13 @@ static uint64_t fab_peer_caps(const struct fab_peer *p, const struct fab_dev *d)
 	if (p->rx_cq_data || p->imm_emulated)
 		caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
 	FAB_LOG_INFO("peer on %s/%s/%s (%s): mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
-		     "persistent flush %s, write with immediate data %s",
+		     "persistent flush %s, delivery complete %s, write with immediate data %s",
 		     d->prov_name, d->fabric_name, d->domain_name,
 		     p->rdm ? "reliable datagrams" : "message endpoints", (unsigned long)p->mr_mode,
 		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
 		     p->has_atomic ? "native" : "emulated",
 		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported",
+		     p->has_delivery ? "yes" : "no",
 		     p->rx_cq_data     ? "native (takes a receive)"
 		     : p->imm_emulated ? "write + send (takes a receive)"
 				       : "native (takes no receive)");
