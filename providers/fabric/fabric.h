@@ -212,6 +212,13 @@ struct fab_ceq {
 #define FAB_CEQ_BATCH 16
 
 /* ----- peer */
+/*
+ * the mode bits the hints offer: FI_RX_CQ_DATA; over reliable datagrams
+ * FI_CONTEXT and FI_CONTEXT2 too (fab_hints)
+ */
+#define FAB_HINTS_MODE(ep_type) \
+	(FI_RX_CQ_DATA | ((ep_type) == FI_EP_RDM ? FI_CONTEXT | FI_CONTEXT2 : 0))
+
 struct fab_peer {
 	struct fi_info *info; /* the negotiated template (caps, mode, mr_mode, names) */
 	struct fid_fabric *fabric;
@@ -611,6 +618,8 @@ struct fab_conn {
 
 /* one internal receive buffer of an SRQ-attached connection */
 struct fab_bounce {
+	/* first: libfabric's, where it asks for FI_CONTEXT / FI_CONTEXT2 (the context is b) */
+	struct fi_context2 fi_ctx;
 	struct fab_conn *conn;
 	char *buf;
 	size_t len;	/* bytes received */
@@ -856,7 +865,7 @@ bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
 void fab_drain_tx_rdm(struct fab_source *src);
 int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
-bool fab_rdm_recv_done(struct fab_conn *c, void *ctx, bool any);
+bool fab_rdm_recv_done(struct fab_conn *c, void **ctx);
 int fab_rdm_op_check(struct fab_conn *c);
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
 enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };

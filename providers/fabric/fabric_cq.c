@@ -642,7 +642,7 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
 				if (rdm && (e[i].flags & FI_RECV))
-					(void)fab_rdm_recv_done(c, e[i].op_context, true);
+					(void)fab_rdm_recv_done(c, &e[i].op_context);
 				enum ibv_wc_opcode opc = IBV_WC_SEND;
 				int u = rdm ? fab_rdm_op_unwrap(c, &e[i].op_context, &opc, true)
 					    : FAB_RDM_OP_NONE;
@@ -678,8 +678,7 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 			} else if (rdm) {
 				u = fab_rdm_op_unwrap(c, &err.op_context, &opc, false);
 				/* every other operation has a record: a receive, or nothing */
-				if (u == FAB_RDM_OP_NONE &&
-				    fab_rdm_recv_done(c, err.op_context, rx))
+				if (u == FAB_RDM_OP_NONE && fab_rdm_recv_done(c, &err.op_context))
 					rx = true;
 				if (u == FAB_RDM_OP_NONE && !rx) {
 					/*
@@ -750,7 +749,7 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
 				if (rdm)
-					(void)fab_rdm_recv_done(c, e[i].op_context, true);
+					(void)fab_rdm_recv_done(c, &e[i].op_context);
 				used += fab_rx_entry(c, to, &e[i]);
 			}
 			fab_cq_unreserve(to, room - used);
@@ -766,7 +765,7 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 			}
 			bool ctl = rdm && fab_rdm_ctl_error(c, &err);
 			if (rdm && !ctl)
-				(void)fab_rdm_recv_done(c, err.op_context, true);
+				(void)fab_rdm_recv_done(c, &err.op_context);
 			used = ctl ? 0 : fab_rx_error(c, to, &err);
 			fab_cq_unreserve(to, room - used);
 			continue;

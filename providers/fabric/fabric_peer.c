@@ -17,8 +17,13 @@ static struct fi_info *fab_hints(const struct fab_dev *d, uint64_t extra_caps)
 	h->ep_attr->type = (enum fi_ep_type)d->ep_type;
 	/* over reliable datagrams the connection protocol speaks in tagged messages */
 	h->caps = FI_MSG | FI_RMA | extra_caps | (d->ep_type == FI_EP_RDM ? FI_TAGGED : 0);
-	/* FI_CONTEXT is not offered: the user's op_context goes to libfabric as it is */
-	h->mode = FI_RX_CQ_DATA;
+	/*
+	 * FI_CONTEXT and FI_CONTEXT2 only over reliable datagrams, where every
+	 * context libfabric gets is a record of ours that starts with a struct
+	 * fi_context2 (fabric_rdm.c); over message endpoints the application's
+	 * op_context goes to libfabric as it is
+	 */
+	h->mode = FAB_HINTS_MODE(d->ep_type);
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	h->domain_attr->threading = FI_THREAD_SAFE;
 	h->fabric_attr->prov_name = strdup(d->prov_name);

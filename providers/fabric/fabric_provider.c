@@ -223,7 +223,7 @@ static int fab_device_find(const char *addr, uint64_t flags, enum fi_ep_type ep_
 	hints->ep_attr->type = ep_type;
 	/* over reliable datagrams the connection protocol speaks in tagged messages */
 	hints->caps = FI_MSG | FI_RMA | (ep_type == FI_EP_RDM ? FI_TAGGED : 0);
-	hints->mode = FI_RX_CQ_DATA;
+	hints->mode = FAB_HINTS_MODE(ep_type);
 	hints->domain_attr->mr_mode =
 		FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	int ret = fi_getinfo(FAB_FI_VERSION, addr, NULL, flags, hints, list);

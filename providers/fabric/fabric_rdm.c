@@ -61,6 +61,7 @@ enum { FAB_TX_FREE = 0, FAB_TX_QUEUED, FAB_TX_POSTED };
 
 /* one control send */
 struct fab_rdm_tx {
+	struct fi_context2 fi_ctx; /* first: the context of its send is the slot (FI_CONTEXT2) */
 	_Atomic int st;
 	fi_addr_t to;
 	size_t to_len; /* the destination's name (string addresses: fab_gone_is), 0: unknown */
@@ -71,7 +72,8 @@ struct fab_rdm_tx {
 
 /* the control side of an endpoint: its receive buffer and send slots */
 struct fab_rdm_port {
-	pthread_mutex_t lock; /* posting sends */
+	struct fi_context2 fi_ctx; /* first: the context of the control receive is the port */
+	pthread_mutex_t lock;	   /* posting sends */
 	struct fid_ep *ep;
 	struct fid_av *av;
 	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
@@ -115,8 +117,9 @@ struct fab_rdm {
 	 * would ever complete them, the peer being gone
 	 */
 	pthread_mutex_t rx_lock;
-	void **rx_ctx;
-	size_t rx_n, rx_cap;
+	struct fab_rdm_rx *rx; /* nrx records: the contexts libfabric gets */
+	uint32_t nrx, rx_n;    /* records, records posted */
+	struct fab_rdm_rx *rx_free;
 	bool rx_cancelled;
 	/*
 	 * Every send, write, read and atomic asks for a completion and carries
@@ -138,7 +141,22 @@ struct fab_rdm {
 
 enum { FAB_OP_FREE = 0, FAB_OP_BUSY, FAB_OP_FLUSHED };
 
+/*
+ * The context of every operation of a reliable-datagram connection is a
+ * record of ours that starts with a struct fi_context2: the providers that
+ * ask for FI_CONTEXT or FI_CONTEXT2 (psm3, opx, efa) may use it until the
+ * operation completes.  So are the control port's and the SRQ bounce
+ * buffers' contexts.  Records of a receive: the application's context.
+ */
+struct fab_rdm_rx {
+	struct fi_context2 fi_ctx;
+	void *ctx;
+	struct fab_rdm_rx *next_free;
+	bool posted;
+};
+
 struct fab_rdm_op {
+	struct fi_context2 fi_ctx;
 	_Atomic int st;
 	void *op_context;
 	bool report;
@@ -572,7 +590,7 @@ static void fab_rec_put_locked(struct fab_rdm *r)
 	fab_rdm_ids_put(r->peer->rdm_ids, r->m.id);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->rx_lock);
-	free(r->rx_ctx);
+	free(r->rx);
 	free(r->ops);
 	free(r);
 }
@@ -650,15 +668,17 @@ static void fab_rdm_cancel_recvs(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	pthread_mutex_lock(&r->rx_lock);
 	r->rx_cancelled = true;
-	size_t n = r->rx_n;
-	for (size_t i = 0; i < n; i++) {
-		int ret = fi_cancel(&c->ep->fid, r->rx_ctx[i]);
+	uint32_t n = r->rx_n;
+	for (uint32_t i = 0; i < r->nrx; i++) {
+		if (!r->rx[i].posted)
+			continue;
+		int ret = fi_cancel(&c->ep->fid, &r->rx[i]);
 		if (ret && ret != -FI_ENOENT)
 			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
 	}
 	pthread_mutex_unlock(&r->rx_lock);
 	if (n)
-		FAB_LOG_INFO("qp %u: %zu receives cancelled", c->qp_num, n);
+		FAB_LOG_INFO("qp %u: %u receives cancelled", c->qp_num, n);
 }
 
 /* fab_rdm_events -- report the events one step put out (no lock held) */
@@ -834,7 +854,7 @@ int fab_rdm_flush_wait(struct fab_conn *c)
 	return 0;
 }
 
-/* fab_rdm_post_recv -- post a receive, and keep its context until it completes */
+/* fab_rdm_post_recv -- post a receive with a record of its own as the context */
 int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
 {
 	struct fab_rdm *r = c->rdm;
@@ -844,46 +864,47 @@ int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 		RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
 		return RPMA_E_PROVIDER;
 	}
-	if (r->rx_n == r->rx_cap) {
-		size_t ncap = r->rx_cap ? 2 * r->rx_cap : 16;
-		void **n = realloc(r->rx_ctx, ncap * sizeof(*n));
-		if (n == NULL) {
-			pthread_mutex_unlock(&r->rx_lock);
-			FAB_LOG_ERROR("out of memory");
-			return RPMA_E_NOMEM;
-		}
-		r->rx_ctx = n;
-		r->rx_cap = ncap;
+	struct fab_rdm_rx *x = r->rx_free;
+	if (x == NULL) {
+		pthread_mutex_unlock(&r->rx_lock);
+		RPMA_LOG_ERROR("fabric: qp %u: the receive queue is full (%u receives posted)",
+			       c->qp_num, r->nrx);
+		return RPMA_E_PROVIDER;
 	}
 	/* before the post: its completion may come at once */
-	r->rx_ctx[r->rx_n++] = ctx;
+	r->rx_free = x->next_free;
+	x->ctx = ctx;
+	x->posted = true;
+	r->rx_n++;
 	pthread_mutex_unlock(&r->rx_lock);
-	int ret = fab_post_recv_raw(c, buf, len, desc, ctx);
-	if (ret)
-		(void)fab_rdm_recv_done(c, ctx, true);
+	int ret = fab_post_recv_raw(c, buf, len, desc, x);
+	if (ret) {
+		void *back = x;
+		(void)fab_rdm_recv_done(c, &back);
+	}
 	return ret;
 }
 
 /*
- * fab_rdm_recv_done -- a receive of context ctx completed (the oldest
- * such): whether one was posted; a NULL context counts only when any (the
- * entry says it is a receive)
+ * fab_rdm_recv_done -- a completion whose context is *ctx: when it is a
+ * receive's record, free the record, put the application's context in *ctx
+ * and say so
  */
-bool fab_rdm_recv_done(struct fab_conn *c, void *ctx, bool any)
+bool fab_rdm_recv_done(struct fab_conn *c, void **ctx)
 {
 	struct fab_rdm *r = c->rdm;
-	bool found = false;
-	if (ctx == NULL && !any)
+	uintptr_t p = (uintptr_t)*ctx, lo = (uintptr_t)r->rx;
+	if (r->rx == NULL || p < lo || p >= lo + r->nrx * sizeof(*r->rx))
 		return false;
+	struct fab_rdm_rx *x = *ctx;
 	pthread_mutex_lock(&r->rx_lock);
-	for (size_t i = 0; i < r->rx_n; i++) {
-		if (r->rx_ctx[i] == ctx) {
-			memmove(&r->rx_ctx[i], &r->rx_ctx[i + 1],
-				(r->rx_n - i - 1) * sizeof(r->rx_ctx[0]));
-			r->rx_n--;
-			found = true;
-			break;
-		}
+	bool found = x->posted;
+	if (found) {
+		*ctx = x->ctx;
+		x->posted = false;
+		x->next_free = r->rx_free;
+		r->rx_free = x;
+		r->rx_n--;
 	}
 	pthread_mutex_unlock(&r->rx_lock);
 	return found;
@@ -1050,9 +1071,16 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 	/* more records than the TX queue holds operations (fab_rdm_op_wrap) */
 	r->nops = (uint32_t)(2 * info->tx_attr->size + 2);
 	r->ops = calloc(r->nops, sizeof(*r->ops));
-	if (r->ops == NULL) {
+	/* as many receive records as the endpoint takes receives */
+	r->nrx = (uint32_t)info->rx_attr->size;
+	r->rx = r->ops ? calloc(r->nrx, sizeof(*r->rx)) : NULL;
+	if (r->ops == NULL || r->rx == NULL) {
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
+	}
+	for (uint32_t i = r->nrx; i-- > 0;) {
+		r->rx[i].next_free = r->rx_free;
+		r->rx_free = &r->rx[i];
 	}
 	if (c->incoming) {
 		ret = fab_rdm_set_to(c, r, r->m.peer_addr, r->m.peer_addr_len);
