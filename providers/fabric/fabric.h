@@ -441,7 +441,15 @@ struct fab_cq {
 /* the initiator's record of one emulated write with immediate data */
 struct fab_imm_slot {
 	const void *op_context;
-	bool err_seen; /* an error completion was reported for it */
+	_Atomic bool err_seen; /* an error completion was reported for it */
+	/*
+	 * over reliable datagrams both halves ask for a completion and the
+	 * pair is reported once, by the last of them: rxm delivered the send
+	 * of a write its target refused, and a success reported at the send
+	 * would hide the write's error (access/no_remote_write)
+	 */
+	_Atomic int left; /* completions of the pair still to come */
+	bool want;	  /* the application asked for the completion of a success */
 };
 
 /*
@@ -873,6 +881,7 @@ int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode
 void fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
 void fab_rdm_ended(struct fab_conn *c);
 void *fab_imm_context(struct fab_conn *c, void *ctx);
+bool fab_imm_flushed(struct fab_conn *c, void *ctx);
 int fab_rdm_flush_wait(struct fab_conn *c);
 void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);

@@ -552,6 +552,26 @@ static uint32_t fab_rx_error(struct fab_conn *c, struct fab_cq *to,
 	return 1;
 }
 
+/* fab_imm_last -- over reliable datagrams: one half of the pair completed; was it the last? */
+static inline bool fab_imm_last(struct fab_imm_slot *s)
+{
+	return atomic_fetch_sub_explicit(&s->left, 1, memory_order_acq_rel) == 1;
+}
+
+/*
+ * fab_imm_flushed -- an operation with context ctx is flushed at the end of
+ * a reliable-datagram connection (fabric_rdm.c): whether its error is
+ * reported (one per write with immediate data)
+ */
+bool fab_imm_flushed(struct fab_conn *c, void *ctx)
+{
+	struct fab_imm_slot *s = fab_imm_slot_of(c, ctx);
+	if (s == NULL)
+		return true;
+	(void)fab_imm_last(s);
+	return !atomic_exchange(&s->err_seen, true);
+}
+
 /*
  * fab_tx_entry -- the completion of a successful send-side entry in *wc;
  * false when it is not reported (a staged atomic write nobody asked for)
@@ -566,6 +586,9 @@ static bool fab_tx_entry(struct fab_conn *c, const struct fi_cq_data_entry *e, s
 		wc->wr_id = (uint64_t)(uintptr_t)s->op_context;
 		wc->opcode = IBV_WC_RDMA_WRITE;
 		wc->byte_len = 0;
+		/* reliable datagrams: the last half, if nothing failed and it is wanted */
+		if (c->rdm && (!fab_imm_last(s) || atomic_load(&s->err_seen) || !s->want))
+			return false;
 	}
 	if (st) {
 		/* a staged atomic write: the user may not want it */
@@ -597,8 +620,9 @@ static uint32_t fab_tx_error(struct fab_conn *c, const struct fi_cq_err_entry *e
 		/* one error per write with immediate data, as on verbs */
 		wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
 		wc.opcode = IBV_WC_RDMA_WRITE;
-		report = !s->err_seen;
-		s->err_seen = true;
+		report = !atomic_exchange(&s->err_seen, true);
+		if (c->rdm)
+			(void)fab_imm_last(s);
 	}
 	if (report)
 		fab_cq_push(c->cq, &wc);

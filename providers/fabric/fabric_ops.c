@@ -242,15 +242,27 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	struct fab_imm_slot *s = &c->imm_slots[c->imm_next];
 	c->imm_next = (c->imm_next + 1) % c->nimm_slots;
 	s->op_context = op_context;
-	s->err_seen = false;
+	atomic_store_explicit(&s->err_seen, false, memory_order_relaxed);
+	/*
+	 * reliable datagrams: both halves complete, the last reports the pair
+	 * (fabric.h); the write is delivered, as a plain write is (rxm completes
+	 * a write its target refused at once otherwise)
+	 */
+	uint64_t both = 0, level = fab_imm_write_level(p, rkey);
+	if (c->rdm) {
+		level = fab_write_level(p, rkey);
+		atomic_store_explicit(&s->left, len ? 2 : 1, memory_order_relaxed);
+		s->want = (flags & RPMA_F_COMPLETION_ON_SUCCESS) != 0;
+		both = FI_COMPLETION;
+	}
 	if (len) {
 		int ret = fab_do_write(c, fab_mr_addr(src, src_offset), fab_mr_desc(src), raddr,
-				       rkey, len, fab_imm_write_level(p, rkey), 0, s);
+				       rkey, len, level | both, 0, s);
 		if (ret)
 			return ret;
 	}
 	uint64_t high = FAB_IMM_TAG | (len < FAB_IMM_LEN_MAX ? (uint32_t)len : FAB_IMM_LEN_MAX);
-	uint64_t ff = fab_comp(flags) | FI_REMOTE_CQ_DATA;
+	uint64_t ff = fab_comp(flags) | both | FI_REMOTE_CQ_DATA;
 	/*
 	 * not over reliable datagrams: shm (libfabric 1.17) did not deliver
 	 * this zero-length send with remote CQ data when it was asked for

@@ -782,6 +782,8 @@ static void fab_rdm_flush_ops(struct fab_conn *c)
 		int busy = FAB_OP_BUSY;
 		if (!atomic_compare_exchange_strong(&op->st, &busy, FAB_OP_FLUSHED))
 			continue;
+		if (!fab_imm_flushed(c, op->op_context))
+			continue; /* the other half of a write with immediate data reported it */
 		if (fab_cq_reserve(c->cq, 1) == 0) {
 			FAB_LOG_ERROR("qp %u: no room for a flushed operation's completion",
 				      c->qp_num);

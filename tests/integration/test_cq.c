@@ -98,6 +98,8 @@ PROVIDER_TEST(cq, wait_direct_order)
 	cr_assert_eq(rpma_conn_cfg_new(&ccfg), 0);
 	cr_assert_eq(rpma_conn_cfg_set_sq_size(ccfg, 32), 0);
 	cr_assert_eq(rpma_conn_cfg_set_cq_size(ccfg, 32), 0);
+	/* the harness's connect timeout, as every client's (over shm under load 1 s passed) */
+	itest_cfg_patient(ccfg);
 	struct itest_dpair d = {0};
 	itest_dpair_open(&d, NULL, ccfg, NULL, NULL);
 	cr_assert_eq(rpma_conn_cfg_delete(&ccfg), 0);
