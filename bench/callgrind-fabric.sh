@@ -14,6 +14,9 @@
 #   -f N       functions of the library to list per row (default 10)
 #   -O DIR     where the callgrind outputs and the table go (default: a new
 #              ./callgrind-fabric-YYYYmmdd-HHMMSS)
+#   -p PROV    the libfabric provider (FI_PROVIDER; default tcp); 'tcp;ofi_rxm' is
+#              reliable datagrams: the raw side is then bench/baseline-fabric-rdm
+#              and raw-commit runs at FI_DELIVERY_COMPLETE, the level of ours there
 #   -h         this help
 #
 # The method is bench/callgrind.sh's: the client runs under valgrind
@@ -51,10 +54,11 @@ orders=blocks,ready
 impls=ours,raw,raw-commit
 nfun=10
 out=
+prov=tcp
 
-usage() { sed -n '6,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '6,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
-while getopts "b:o:s:n:r:i:f:O:h" opt; do
+while getopts "b:o:s:n:r:i:f:O:p:h" opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	o) ops=$OPTARG ;;
@@ -64,6 +68,7 @@ while getopts "b:o:s:n:r:i:f:O:h" opt; do
 	i) impls=$OPTARG ;;
 	f) nfun=$OPTARG ;;
 	O) out=$OPTARG ;;
+	p) prov=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -84,6 +89,11 @@ build=$(cd "$build" && pwd)
 ours=$build/bench/.libs/rpma-bench
 [[ -x $ours ]] || ours=$build/bench/rpma-bench
 raw=$build/bench/baseline-fabric
+level=commit
+if [[ $prov == *ofi_rxm* || $prov == shm ]]; then
+	raw=$build/bench/baseline-fabric-rdm
+	level=delivery
+fi
 [[ -x $ours && -x $raw ]] || { log "no $build/bench/rpma-bench or baseline-fabric: build first"; exit 1; }
 [[ -n $out ]] || out=$PWD/callgrind-fabric-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
@@ -91,15 +101,15 @@ out=$(cd "$out" && pwd)
 
 ip=127.0.0.1
 port=$((7900 + RANDOM % 500))
-ours_env=(RPMA_PROVIDER=fabric FI_PROVIDER=tcp
+ours_env=(RPMA_PROVIDER=fabric "FI_PROVIDER=$prov"
 	"LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
 # impl_env IMPL -- the binary and the environment of an implementation (BIN ENV...)
 impl_env() {
 	case $1 in
 	ours) echo "$ours" "${ours_env[@]}" ;;
-	raw) echo "$raw" FI_PROVIDER=tcp BENCH_FI_WRITE_LEVEL=none ;;
-	raw-commit) echo "$raw" FI_PROVIDER=tcp BENCH_FI_WRITE_LEVEL=commit ;;
+	raw) echo "$raw" "FI_PROVIDER=$prov" BENCH_FI_WRITE_LEVEL=none ;;
+	raw-commit) echo "$raw" "FI_PROVIDER=$prov" BENCH_FI_WRITE_LEVEL=$level ;;
 	*) return 1 ;;
 	esac
 }
@@ -176,7 +186,7 @@ measure() {
 	echo "ours loads: $(env "${ours_env[@]}" ldd "$ours" | awk '/librpma/ { print $3 }')"
 } >"$out/machine.txt"
 {
-	echo "| order | op | size | ours | raw | raw-commit | ours / raw-commit | library only (ours) | syscalls/op: ours / raw-commit |"
+	echo "| order | op | size | ours | raw | raw-$level | ours / raw-$level | library only (ours) | syscalls/op: ours / raw-$level |"
 	echo "|---|---|---|---|---|---|---|---|---|"
 } >"$out/table.md"
 : >"$out/functions.txt"
