@@ -621,6 +621,10 @@ struct pp_side {
 	char err[256];
 	int fail_round; /* -1: no failure */
 	int spurious;	/* notifications whose CQ was empty */
+	/* the answer's receive that came before the send's completion (pp_expect) */
+	struct ibv_wc early;
+	bool has_early;
+	int overtaken;
 };
 
 /* pp_fail -- record the first failure of a side */
@@ -688,8 +692,31 @@ static bool pp_expect(struct pp_side *s, int round, enum ibv_wc_opcode opcode, u
 {
 	struct ibv_wc wc;
 	bool from_rcq = false;
-	if (!pp_next(s, round, &wc, &from_rcq))
+	if (opcode == IBV_WC_RECV && s->has_early) {
+		wc = s->early;
+		from_rcq = true;
+		s->has_early = false;
+	} else if (!pp_next(s, round, &wc, &from_rcq)) {
 		return false;
+	}
+	/*
+	 * The one inversion the transport may make: the answer's receive
+	 * before the completion of the send it answers.  A queue pair's send
+	 * and receive completions are written by different agents (Soft-RoCE:
+	 * the completer task on the ACK, the responder task on the answer),
+	 * and nothing orders the ACK before the answer; libfabric's verbs over
+	 * rxe showed it about once in 5000 rounds (the send's completion was
+	 * not in libfabric's CQ when the receive's was).  Kept for the next
+	 * expectation and counted; anything else out of order fails.
+	 */
+	if (opcode == IBV_WC_SEND && !s->has_early && from_rcq && wc.status == IBV_WC_SUCCESS &&
+	    wc.opcode == IBV_WC_RECV) {
+		s->early = wc;
+		s->has_early = true;
+		s->overtaken++;
+		if (!pp_next(s, round, &wc, &from_rcq))
+			return false;
+	}
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != opcode || wc.wr_id != wr_id ||
 	    from_rcq != rcq) {
 		/*
@@ -792,7 +819,8 @@ static void pp_side_init(struct pp_side *s, struct rpma_conn *conn)
 
 /*
  * a ping-pong over a separate receive CQ and the shared channel on both
- * sides: the completion of each send comes before the receive it caused
+ * sides: the completion of each send comes before the receive it caused,
+ * but for the one inversion the transport may make (pp_expect)
  */
 PROVIDER_TEST(cq, shared_channel_causal_order)
 {
@@ -832,8 +860,9 @@ PROVIDER_TEST(cq, shared_channel_causal_order)
 	}
 	/* a failed client leaves the server waiting: its bounded wait ends it */
 	cr_assert_eq(pthread_join(server, NULL), 0);
-	cr_log_info("%s: %d rounds; notifications with nothing to take: client %d, server %d", prov,
-		    rounds, cli.spurious, srv.spurious);
+	cr_log_info("%s: %d rounds; notifications with nothing to take: client %d, server %d; "
+		    "receives before the send they answer: client %d, server %d",
+		    prov, rounds, cli.spurious, srv.spurious, cli.overtaken, srv.overtaken);
 	/* one side's failure leaves the other waiting in vain: report both */
 	cr_assert(cli.fail_round < 0 && srv.fail_round < 0,
 		  "client: round %d (of %d at most): %s; server: round %d: %s", cli.fail_round,
