@@ -794,8 +794,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fi_ep_bind(c->ep, txf, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
 	if (!ret)
 		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
-	if (!ret)
-		ret = p->rdm ? 0 : fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
+	if (!ret && !p->rdm)
+		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
 	if (!ret && c->srq)
 		ret = fab_srq_bind(c->srq, c->ep);
 	if (ret) {

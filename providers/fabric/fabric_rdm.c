@@ -118,7 +118,7 @@ struct fab_rdm {
 	 */
 	pthread_mutex_t rx_lock;
 	struct fab_rdm_rx *rx; /* nrx records: the contexts libfabric gets */
-	uint32_t nrx, rx_n;    /* records, records posted */
+	uint32_t nrx;	       /* records (posted: the ones not on the free list) */
 	struct fab_rdm_rx *rx_free;
 	bool rx_cancelled;
 	/*
@@ -668,10 +668,11 @@ static void fab_rdm_cancel_recvs(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	pthread_mutex_lock(&r->rx_lock);
 	r->rx_cancelled = true;
-	uint32_t n = r->rx_n;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < r->nrx; i++) {
 		if (!r->rx[i].posted)
 			continue;
+		n++;
 		int ret = fi_cancel(&c->ep->fid, &r->rx[i]);
 		if (ret && ret != -FI_ENOENT)
 			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
@@ -877,7 +878,6 @@ int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 	r->rx_free = x->next_free;
 	x->ctx = ctx;
 	x->posted = true;
-	r->rx_n++;
 	pthread_mutex_unlock(&r->rx_lock);
 	int ret = fab_post_recv_raw(c, buf, len, desc, x);
 	if (ret) {
@@ -906,7 +906,6 @@ bool fab_rdm_recv_done(struct fab_conn *c, void **ctx)
 		x->posted = false;
 		x->next_free = r->rx_free;
 		r->rx_free = x;
-		r->rx_n--;
 	}
 	pthread_mutex_unlock(&r->rx_lock);
 	return found;
