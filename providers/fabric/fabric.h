@@ -276,6 +276,11 @@ struct fab_peer {
 	 * under rdm_lock
 	 */
 	bool rdm;
+	/*
+	 * a name of this process that was closed and opened again is inserted
+	 * with a '/' after its "://" (shm: fab_port_av_add)
+	 */
+	bool respell_reused;
 	pthread_mutex_t rdm_lock;
 	struct fab_rdm_ids *rdm_ids;
 	/*

@@ -208,6 +208,20 @@ static int fab_peer_open(struct fab_peer *p)
 			       FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 		p->has_atomic = false;
 	}
+	/*
+	 * shm (libfabric 1.17 to 2.x at least) keeps the name of every
+	 * endpoint the process opens in a list with a pointer to the
+	 * endpoint's region, and leaves it there when the endpoint closes and
+	 * its region is unmapped.  An insert of that name into an AV of the
+	 * same process takes the first entry of the list: when the name was
+	 * opened again (a listener at the same address and port), the dead
+	 * one.  A client of this process then writes to freed memory (spins or
+	 * crashes: api/conn_cfg_getters_and_effects).  shm maps a name it does
+	 * not find in that list from its file, and the C library's shm_open()
+	 * ignores leading slashes: "fi_shm:///name" reaches the file of
+	 * "fi_shm://name" without the list (fabric_rdm.c: fab_port_av_add).
+	 */
+	p->respell_reused = strcmp(p->info->fabric_attr->prov_name, "shm") == 0;
 	return 0;
 }
 

@@ -263,9 +263,11 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 	if (want == NULL || strcmp(want, "msg") == 0)
 		ret = fab_device_find(addr, flags, FI_EP_MSG, &list, &fi, &why);
 	/*
-	 * reliable datagrams are tried by themselves on libfabric 1.x only:
-	 * on 2.1 (trixie) shm crashed in 31 of 51 integration scenarios, so
-	 * there they take RPMA_FABRIC_EP_TYPE=rdm (rpma_fabric(7))
+	 * reliable datagrams are tried by themselves on libfabric 1.x only; on
+	 * 2.x they take RPMA_FABRIC_EP_TYPE=rdm (rpma_fabric(7)): there tcp
+	 * has reliable datagrams of its own, never run under this library, and
+	 * tcp;ofi_rxm still fails scenarios that pass on 1.17
+	 * (tests/integration/rdm.sh)
 	 */
 	/*
 	 * ... and only when FI_PROVIDER names the libfabric providers: shm

@@ -79,6 +79,7 @@ struct fab_rdm_port {
 	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
 	void *desc;
 	bool str_addrs; /* FI_ADDR_STR: sends check the closed endpoints of this process */
+	bool respell;	/* fab_peer.respell_reused */
 	size_t inject;	/* a message up to this long is injected: no completion, no slot kept */
 	bool rx_posted;
 	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
@@ -260,17 +261,6 @@ static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
 }
 
 /*
- * fab_av_add_name -- insert an address that came in a message (len bytes),
- * ended with a NUL: a string address (FI_ADDR_STR) needs one
- */
-static int fab_av_add_name(struct fid_av *av, const uint8_t *addr, size_t len, fi_addr_t *fa)
-{
-	uint8_t name[FAB_RDM_ADDR_MAX + 1] = {0};
-	memcpy(name, addr, len < FAB_RDM_ADDR_MAX ? len : FAB_RDM_ADDR_MAX);
-	return fab_av_add(av, name, fa);
-}
-
-/*
  * Endpoints of this process that were closed.  libfabric 1.17's shm keeps a
  * process-wide table of its local endpoints and reaches a peer endpoint of
  * the same process through a pointer to its region, which the endpoint's
@@ -282,17 +272,40 @@ static int fab_av_add_name(struct fid_av *av, const uint8_t *addr, size_t len, f
  * the read lock, which a close takes for writing, so no send is under way
  * when an endpoint closes), and a client asking for a closed listener of
  * this process is told UNREACHABLE without an insert.  The application's
- * own operations are not checked: none is posted to a peer that went.
+ * own operations are not checked: none is posted to a peer that went.  A
+ * name opened again stays in the list, marked open: it is no longer gone,
+ * but shm's own list still holds its dead entry (fab_port_av_add).
  */
 #define FAB_GONE_MAX 4096
 struct fab_gone {
 	struct fab_gone *next;
+	bool open; /* opened again since (struct fab_peer: respell_reused) */
 	size_t len;
 	uint8_t addr[];
 };
 static pthread_rwlock_t fab_gone_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct fab_gone *fab_gone_head; /* the newest first */
 static unsigned fab_gone_n;
+
+/*
+ * The string addresses in this process's AVs.  libfabric 2.x's shm follows
+ * the pointer to a peer endpoint's region of the same process also when the
+ * address leaves an AV (fi_av_remove, and fi_close of the AV), after that
+ * endpoint's close unmapped the region: SIGSEGV in fi_av_remove, in nearly
+ * every scenario over shm on libfabric 2.1.  So every insert of a string
+ * address is recorded here (under fab_gone_lock, written), and before one
+ * of our endpoints closes (fab_gone_set) its name leaves every AV of this
+ * process that holds it, while its region is still mapped.  A removal the
+ * owner of the entry asks for later finds it gone and does nothing.
+ */
+struct fab_avn {
+	struct fab_avn *next;
+	struct fid_av *av;
+	fi_addr_t fa;
+	size_t len;
+	uint8_t name[];
+};
+static struct fab_avn *fab_avn_head;
 
 /* fab_name_eq -- the same string address (the lengths may or may not count the NUL) */
 static bool fab_name_eq(const void *a, size_t alen, const void *b, size_t blen)
@@ -323,14 +336,27 @@ static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, 
 		return 0;
 	pthread_rwlock_wrlock(&fab_gone_lock);
 	struct fab_gone **pp = fab_gone_find_locked(addr, len);
-	if (!gone && *pp) {
-		struct fab_gone *g = *pp;
-		*pp = g->next;
-		free(g);
-		fab_gone_n--;
-	} else if (gone && *pp == NULL) {
+	if (*pp)
+		(*pp)->open = !gone; /* a name closed once is kept (fab_port_av_add) */
+	if (gone) {
+		/* out of every AV of this process first (see struct fab_avn) */
+		for (struct fab_avn **np = &fab_avn_head; *np;) {
+			struct fab_avn *n = *np;
+			if (!fab_name_eq(n->name, n->len, addr, len)) {
+				np = &n->next;
+				continue;
+			}
+			int r = fi_av_remove(n->av, &n->fa, 1, 0);
+			if (r)
+				FAB_LOG_FI(r, "fi_av_remove(closed endpoint of this process)");
+			*np = n->next;
+			free(n);
+		}
+	}
+	if (gone && *pp == NULL) {
 		struct fab_gone *g = malloc(sizeof(*g) + len);
 		if (g) {
+			g->open = false;
 			g->len = len;
 			memcpy(g->addr, addr, len);
 			g->next = fab_gone_head;
@@ -358,7 +384,15 @@ static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, 
 /* fab_gone_is_locked -- is addr a closed endpoint of this process? (lock held) */
 static bool fab_gone_is_locked(const void *addr, size_t len)
 {
-	return *fab_gone_find_locked(addr, len) != NULL;
+	struct fab_gone *g = *fab_gone_find_locked(addr, len);
+	return g != NULL && !g->open;
+}
+
+/* fab_reopened_locked -- is addr an endpoint of this process that closed, then opened again? */
+static bool fab_reopened_locked(const void *addr, size_t len)
+{
+	struct fab_gone *g = *fab_gone_find_locked(addr, len);
+	return g != NULL && g->open;
 }
 
 static bool fab_gone_is(const void *addr, size_t len)
@@ -367,6 +401,115 @@ static bool fab_gone_is(const void *addr, size_t len)
 	bool found = fab_gone_is_locked(addr, len);
 	pthread_rwlock_unlock(&fab_gone_lock);
 	return found;
+}
+
+/*
+ * fab_port_av_add -- insert addr into the port's AV; a string address
+ * (NUL-terminated) is recorded (struct fab_avn), and refused when it names
+ * a closed endpoint of this process
+ */
+static int fab_port_av_add(struct fab_rdm_port *pt, const void *addr, fi_addr_t *fa)
+{
+	if (!pt->str_addrs)
+		return fab_av_add(pt->av, addr, fa);
+	size_t len = strlen(addr);
+	struct fab_avn *n = malloc(sizeof(*n) + len + 1);
+	if (n == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		return RPMA_E_NOMEM;
+	}
+	int ret;
+	pthread_rwlock_wrlock(&fab_gone_lock);
+	if (fab_gone_is_locked(addr, len)) {
+		FAB_LOG_INFO("%s is a closed endpoint of this process: not inserted",
+			     (const char *)addr);
+		ret = RPMA_E_PROVIDER;
+	} else if (pt->respell && fab_reopened_locked(addr, len)) {
+		/* around the dead entry of its name (struct fab_peer: respell_reused) */
+		const char *a = addr, *sep = strstr(a, "://");
+		size_t head = sep ? (size_t)(sep - a) + 3 : 0;
+		char *alt = malloc(len + 2);
+		if (alt == NULL) {
+			FAB_LOG_ERROR("out of memory");
+			ret = RPMA_E_NOMEM;
+		} else {
+			memcpy(alt, a, head);
+			alt[head] = '/';
+			memcpy(alt + head + 1, a + head, len - head + 1);
+			FAB_LOG_INFO("%s was opened again in this process: inserted as %s", a, alt);
+			ret = fab_av_add(pt->av, alt, fa);
+			free(alt);
+		}
+	} else {
+		ret = fab_av_add(pt->av, addr, fa);
+	}
+	if (ret == 0) {
+		n->av = pt->av;
+		n->fa = *fa;
+		n->len = len;
+		memcpy(n->name, addr, len + 1);
+		n->next = fab_avn_head;
+		fab_avn_head = n;
+		n = NULL;
+	}
+	pthread_rwlock_unlock(&fab_gone_lock);
+	free(n);
+	return ret;
+}
+
+/*
+ * fab_av_add_name -- insert an address that came in a message (len bytes),
+ * ended with a NUL: a string address (FI_ADDR_STR) needs one
+ */
+static int fab_av_add_name(struct fab_rdm_port *pt, const uint8_t *addr, size_t len, fi_addr_t *fa)
+{
+	uint8_t name[FAB_RDM_ADDR_MAX + 1] = {0};
+	memcpy(name, addr, len < FAB_RDM_ADDR_MAX ? len : FAB_RDM_ADDR_MAX);
+	return fab_port_av_add(pt, name, fa);
+}
+
+/* fab_port_av_del -- take fa out of the port's AV, unless it went already (fab_gone_set) */
+static void fab_port_av_del(struct fab_rdm_port *pt, fi_addr_t fa)
+{
+	if (!pt->str_addrs) {
+		(void)fi_av_remove(pt->av, &fa, 1, 0);
+		return;
+	}
+	pthread_rwlock_wrlock(&fab_gone_lock);
+	for (struct fab_avn **np = &fab_avn_head; *np; np = &(*np)->next) {
+		struct fab_avn *n = *np;
+		if (n->av == pt->av && n->fa == fa) {
+			(void)fi_av_remove(pt->av, &fa, 1, 0);
+			*np = n->next;
+			free(n);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&fab_gone_lock);
+}
+
+/* fab_port_av_close -- close the port's AV (if any), forgetting its records; fi_close's result */
+static int fab_port_av_close(struct fab_rdm_port *pt)
+{
+	if (pt->av == NULL)
+		return 0;
+	/* the lock is held through the close: no name leaves this AV meanwhile */
+	pthread_rwlock_wrlock(&fab_gone_lock);
+	for (struct fab_avn **np = &fab_avn_head; *np;) {
+		struct fab_avn *n = *np;
+		if (n->av == pt->av) {
+			*np = n->next;
+			free(n);
+		} else {
+			np = &n->next;
+		}
+	}
+	int ret = fi_close(&pt->av->fid);
+	pthread_rwlock_unlock(&fab_gone_lock);
+	if (ret)
+		FAB_LOG_FI(ret, "fi_close(av)");
+	pt->av = NULL;
+	return ret;
 }
 
 /* ------------------------------------------------------------ control port */
@@ -379,6 +522,7 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	pt->ep = ep;
 	pt->av = av;
 	pt->str_addrs = p->info->addr_format == FI_ADDR_STR;
+	pt->respell = pt->str_addrs && p->respell_reused;
 	pt->inject = p->inject_size;
 	pt->name_len = sizeof(pt->name);
 	int ret = fi_getname(&ep->fid, pt->name, &pt->name_len);
@@ -615,7 +759,7 @@ static void fab_rec_unlink_locked(struct fab_rdm *r)
 			break;
 		}
 	}
-	(void)fi_av_remove(l->port.av, &r->lst_peer, 1, 0);
+	fab_port_av_del(&l->port, r->lst_peer);
 	r->lst = NULL;
 	r->lnext = NULL;
 	fab_rec_put_locked(r);
@@ -917,7 +1061,7 @@ bool fab_rdm_recv_done(struct fab_conn *c, void **ctx)
  */
 static int fab_rdm_set_to(struct fab_conn *c, struct fab_rdm *r, const uint8_t *addr, size_t len)
 {
-	int ret = fab_av_add_name(r->port.av, addr, len, &r->to);
+	int ret = fab_av_add_name(&r->port, addr, len, &r->to);
 	if (ret)
 		return ret;
 	r->to_known = true;
@@ -1094,7 +1238,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		r->lst_len = info->dest_addrlen < sizeof(r->lst_name) ? info->dest_addrlen
 								      : sizeof(r->lst_name);
 		memcpy(r->lst_name, info->dest_addr, r->lst_len);
-		ret = fab_av_add(r->port.av, info->dest_addr, &r->lst_addr);
+		ret = fab_port_av_add(&r->port, info->dest_addr, &r->lst_addr);
 		if (ret)
 			return ret;
 		r->lst_known = true;
@@ -1223,12 +1367,7 @@ void fab_rdm_release(struct fab_conn *c)
 	if (r->port_made)
 		fab_port_fini(&r->port);
 	r->port_made = false;
-	if (r->port.av) {
-		int ret = fi_close(&r->port.av->fid);
-		if (ret)
-			FAB_LOG_FI(ret, "fi_close(av)");
-		r->port.av = NULL;
-	}
+	(void)fab_port_av_close(&r->port);
 	r->conn = NULL;
 	fab_rec_put(r);
 }
@@ -1291,14 +1430,14 @@ static void fab_lst_req(struct fab_ep *e, const struct fab_rdm_msg *m)
 	struct fab_rdm_cfg cfg;
 	fab_rdm_cfg(FAB_RDM_DEFAULT_TIMEOUT_MS, &cfg);
 	if (r == NULL || fab_rdm_conn_from_req(&r->m, &cfg, id, gen, m, now) ||
-	    fab_av_add_name(l->port.av, m->addr, m->addr_len, &r->lst_peer)) {
+	    fab_av_add_name(&l->port, m->addr, m->addr_len, &r->lst_peer)) {
 		/* refuse it without a connection of ours (sender id 0) */
 		if (r)
 			fab_rec_put(r);
 		struct fab_rdm_out ro = {0};
 		fi_addr_t to;
 		if (fab_rdm_reply_stateless(m, 1, &ro) &&
-		    fab_av_add_name(l->port.av, m->addr, m->addr_len, &to) == 0) {
+		    fab_av_add_name(&l->port, m->addr, m->addr_len, &to) == 0) {
 			fab_port_send(&l->port, to, NULL, 0, &ro.msgs[0]);
 			/* the AV entry is needed until the send leaves: it stays */
 		}
@@ -1476,8 +1615,7 @@ err_port:
 err:
 	if (l->port.ep)
 		fi_close(&l->port.ep->fid);
-	if (l->port.av)
-		fi_close(&l->port.av->fid);
+	(void)fab_port_av_close(&l->port);
 	if (l->cq)
 		fi_close(&l->cq->fid);
 	fi_freeinfo(info);
@@ -1526,11 +1664,13 @@ int fab_rdm_ep_shutdown(struct fab_ep *e)
 		ret = g;
 	fab_source_fini(&e->src);
 	fab_evq_fini(&e->reqs);
-	struct fid *fids[] = {&l->port.ep->fid, &l->port.av->fid, &l->cq->fid};
-	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
-		int r = fi_close(fids[i]);
-		if (r && !ret) {
-			FAB_LOG_FI(r, "fi_close(listener)");
+	int rc[3]; /* in this order: the endpoint before what it is bound to */
+	rc[0] = fi_close(&l->port.ep->fid);
+	rc[1] = fab_port_av_close(&l->port);
+	rc[2] = fi_close(&l->cq->fid);
+	for (size_t i = 0; i < 3; i++) {
+		if (rc[i] && !ret) {
+			FAB_LOG_FI(rc[i], "fi_close(listener)");
 			ret = RPMA_E_PROVIDER;
 		}
 	}
