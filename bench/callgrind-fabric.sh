@@ -14,9 +14,10 @@
 #   -f N       functions of the library to list per row (default 10)
 #   -O DIR     where the callgrind outputs and the table go (default: a new
 #              ./callgrind-fabric-YYYYmmdd-HHMMSS)
-#   -p PROV    the libfabric provider (FI_PROVIDER; default tcp); 'tcp;ofi_rxm' is
-#              reliable datagrams: the raw side is then bench/baseline-fabric-rdm
-#              and raw-commit runs at FI_DELIVERY_COMPLETE, the level of ours there
+#   -p PROV    the libfabric provider (FI_PROVIDER; default tcp); 'tcp;ofi_rxm' and
+#              shm are reliable datagrams: the raw side is then
+#              bench/baseline-fabric-rdm and raw-commit runs at
+#              FI_DELIVERY_COMPLETE, the level of ours there
 #   -h         this help
 #
 # The method is bench/callgrind.sh's: the client runs under valgrind
@@ -56,7 +57,7 @@ nfun=10
 out=
 prov=tcp
 
-usage() { sed -n '6,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while getopts "b:o:s:n:r:i:f:O:p:h" opt; do
 	case $opt in
@@ -114,11 +115,16 @@ impl_env() {
 	esac
 }
 
-# listening PORT -- wait up to 20 s for a TCP listener on PORT (a server at SCHED_IDLE may start late)
+# listening PORT -- wait up to 20 s for a TCP listener on PORT, or (shm) the
+# file of an endpoint named ADDR:PORT (a server at SCHED_IDLE may start late)
 listening() {
 	local _
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		if [[ -e /dev/shm/$ip:$1 ]]; then
+			sleep 0.5 # shm marks the region ready last
+			return 0
+		fi
 		sleep 0.1
 	done
 	return 1
@@ -141,6 +147,7 @@ one_count() {
 	if [[ $order == blocks ]]; then sprio=(chrt -i 0); else cprio=(chrt -i 0); fi
 	for _ in 1 2 3; do
 		port=$((port + 1))
+		rm -f "/dev/shm/$ip:$port" 2>/dev/null # left by a server that was killed
 		env "${re[@]:1}" "${sprio[@]}" taskset -c 1 "${re[0]}" server -a "$ip" -p "$port" -q \
 			-t 300 -C wait >"$f.server.log" 2>&1 &
 		local spid=$!
