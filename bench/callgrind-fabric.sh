@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # callgrind-fabric.sh -- user-space instructions and system calls per operation of the fabric
-# provider against raw libfabric, on the host over libfabric tcp on 127.0.0.1
+# provider against raw libfabric, on the host over libfabric (tcp by default) on 127.0.0.1
 #
 # Usage: bench/callgrind-fabric.sh [options]
 #   -b DIR     build directory (default: $top_builddir, else .)
@@ -189,7 +189,7 @@ measure() {
 	echo "host: $(nproc) CPUs, $(uname -r), $(valgrind --version)," \
 		"libfabric $(pkg-config --modversion libfabric 2>/dev/null || echo '?')"
 	echo "ops: $ops, sizes $sizes, runs of $n and $((3 * n)) samples, client completion wait," \
-		"tcp on $ip, both processes on CPU 1"
+		"FI_PROVIDER=$prov on $ip, both processes on CPU 1"
 	echo "ours loads: $(env "${ours_env[@]}" ldd "$ours" | awk '/librpma/ { print $3 }')"
 } >"$out/machine.txt"
 {

@@ -134,7 +134,14 @@ void fab_conn_mark_broken(struct fab_conn *c, int err)
 	 * in the error state already (and libfabric drops the error of an
 	 * unsignaled request, so this may be the first sign of it)
 	 */
-	if ((err == FI_ECANCELED && !c->peer->verbs) ||
+	/*
+	 * ... but over reliable datagrams nothing of ours cancels an operation
+	 * before the connection's end: libfabric 2.1's tcp;ofi_rxm reports a
+	 * write its target refused as cancelled (its own connection to the
+	 * peer dropped and made again underneath), so there it breaks too
+	 */
+	bool unasked = c->rdm != NULL && !atomic_load(&c->shut);
+	if ((err == FI_ECANCELED && !c->peer->verbs && !unasked) ||
 	    atomic_load(&c->state) != FAB_CONN_CONNECTED)
 		return;
 	fab_conn_end(c, RPMA_CONN_LOST);

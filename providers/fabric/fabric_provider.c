@@ -265,9 +265,8 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 	/*
 	 * reliable datagrams are tried by themselves on libfabric 1.x only; on
 	 * 2.x they take RPMA_FABRIC_EP_TYPE=rdm (rpma_fabric(7)): there tcp
-	 * has reliable datagrams of its own, never run under this library, and
-	 * tcp;ofi_rxm still fails scenarios that pass on 1.17
-	 * (tests/integration/rdm.sh)
+	 * has reliable datagrams of its own, never run under this library,
+	 * which an address tcp's message endpoints do not serve would reach
 	 */
 	/*
 	 * ... and only when FI_PROVIDER names the libfabric providers: shm
