@@ -59,9 +59,13 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->bad_key_breaks_conn = true;
 	/* shm (1.17): a read of a region registered without remote read succeeded */
 	traits->access_checked = strcmp(fp, "shm") != 0;
-	/* FI_RMA_PMEM + FI_COMMIT_COMPLETE: tcp (net) only, not sockets' MSG endpoints */
-	traits->persistent_flush =
-		!rdm && (*fp == '\0' || strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0);
+	/*
+	 * FI_RMA_PMEM + FI_COMMIT_COMPLETE: tcp (net) only, not sockets' MSG
+	 * endpoints, nor shm or tcp;ofi_rxm; libfabric 2.x's tcp offers them
+	 * on its own reliable datagrams too
+	 */
+	bool tcp = strcmp(fp, "tcp") == 0 || strcmp(fp, "net") == 0;
+	traits->persistent_flush = rdm ? tcp : *fp == '\0' || tcp;
 	traits->odp_possible = false;
 	traits->mr_advise = false;
 	traits->drawn_key_min = FAB_KEY_MIN;

