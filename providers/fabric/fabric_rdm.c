@@ -268,7 +268,7 @@ static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
  * is a use after free (SIGSEGV in fi_tsendmsg and fi_av_insert, seen with
  * conn/unreachable and conn/disconnect_while_connecting).  So the names of
  * our closed endpoints (string addresses, FI_ADDR_STR, only) are kept, the
- * last FAB_GONE_MAX of them: a control message to one is dropped (under
+ * last FAB_GONE_MAX of them and every listener's: a control message to one is dropped (under
  * the read lock, which a close takes for writing, so no send is under way
  * when an endpoint closes), and a client asking for a closed listener of
  * this process is told UNREACHABLE without an insert.  The application's
@@ -280,6 +280,7 @@ static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
 struct fab_gone {
 	struct fab_gone *next;
 	bool open; /* opened again since (struct fab_peer: respell_reused) */
+	bool keep; /* a listener's name, which may be opened again: never forgotten */
 	size_t len;
 	uint8_t addr[];
 };
@@ -329,15 +330,18 @@ static struct fab_gone **fab_gone_find_locked(const void *addr, size_t len)
  * fab_gone_set -- an endpoint of this process named addr closes (gone) or
  * opens; RPMA_E_NOMEM when a closing one cannot be remembered
  */
-static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, bool gone)
+static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, bool gone,
+			bool keep)
 {
 	int ret = 0;
 	if (p->info->addr_format != FI_ADDR_STR || addr == NULL || len == 0)
 		return 0;
 	pthread_rwlock_wrlock(&fab_gone_lock);
 	struct fab_gone **pp = fab_gone_find_locked(addr, len);
-	if (*pp)
+	if (*pp) {
 		(*pp)->open = !gone; /* a name closed once is kept (fab_port_av_add) */
+		(*pp)->keep |= keep;
+	}
 	if (gone) {
 		/* out of every AV of this process first (see struct fab_avn) */
 		for (struct fab_avn **np = &fab_avn_head; *np;) {
@@ -357,18 +361,29 @@ static int fab_gone_set(const struct fab_peer *p, const void *addr, size_t len, 
 		struct fab_gone *g = malloc(sizeof(*g) + len);
 		if (g) {
 			g->open = false;
+			g->keep = keep;
 			g->len = len;
 			memcpy(g->addr, addr, len);
 			g->next = fab_gone_head;
 			fab_gone_head = g;
 			if (++fab_gone_n > FAB_GONE_MAX) {
-				/* forget the oldest */
-				struct fab_gone **last = &fab_gone_head;
-				while ((*last)->next)
-					last = &(*last)->next;
-				free(*last);
-				*last = NULL;
-				fab_gone_n--;
+				/*
+				 * forget the oldest but listeners' names: shm
+				 * holds a dead entry for each name it ever
+				 * closed, and only a listener's name is opened
+				 * again (fab_port_av_add); a connection's
+				 * endpoint gets a fresh name
+				 */
+				struct fab_gone **last = NULL;
+				for (struct fab_gone **q = &fab_gone_head; *q; q = &(*q)->next)
+					if (!(*q)->keep)
+						last = q;
+				if (last) {
+					struct fab_gone *old = *last;
+					*last = old->next;
+					free(old);
+					fab_gone_n--;
+				}
 			}
 		} else {
 			ret = RPMA_E_NOMEM;
@@ -1351,7 +1366,7 @@ int fab_rdm_teardown(struct fab_conn *c)
 		fab_conn_progress(c);
 	}
 	/* from now on nothing of this process sends to it (see fab_gone_set) */
-	return fab_gone_set(p, r->port.name, r->port.name_len, true);
+	return fab_gone_set(p, r->port.name, r->port.name_len, true, false);
 }
 
 /* fab_rdm_release -- after the endpoint's close: the AV, the port, the record */
@@ -1604,8 +1619,8 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 	fab_source_init(&e->src, p, &l->cq->fid, fab_drain_lst, e);
 	e->src.expire = fab_lst_expire;
 	fab_source_add(p, &e->src);
-	(void)fab_gone_set(p, info->src_addr, info->src_addrlen, false);
-	(void)fab_gone_set(p, l->port.name, l->port.name_len, false);
+	(void)fab_gone_set(p, info->src_addr, info->src_addrlen, false, true);
+	(void)fab_gone_set(p, l->port.name, l->port.name_len, false, true);
 	FAB_LOG_NOTICE("waiting for incoming connections on %s:%s (reliable datagrams)", addr,
 		       port);
 	return 0;
@@ -1658,8 +1673,8 @@ int fab_rdm_ep_shutdown(struct fab_ep *e)
 	while (l->recs)
 		fab_rec_unlink_locked(l->recs);
 	pthread_mutex_unlock(&p->rdm_lock);
-	ret = fab_gone_set(p, l->info->src_addr, l->info->src_addrlen, true);
-	int g = fab_gone_set(p, l->port.name, l->port.name_len, true);
+	ret = fab_gone_set(p, l->info->src_addr, l->info->src_addrlen, true, true);
+	int g = fab_gone_set(p, l->port.name, l->port.name_len, true, true);
 	if (g && !ret)
 		ret = g;
 	fab_source_fini(&e->src);
