@@ -268,9 +268,9 @@ static int fab_av_add(struct fid_av *av, const void *addr, fi_addr_t *fa)
  * is a use after free (SIGSEGV in fi_tsendmsg and fi_av_insert, seen with
  * conn/unreachable and conn/disconnect_while_connecting).  So the names of
  * our closed endpoints (string addresses, FI_ADDR_STR, only) are kept, the
- * last FAB_GONE_MAX of them and every listener's: a control message to one is dropped (under
- * the read lock, which a close takes for writing, so no send is under way
- * when an endpoint closes), and a client asking for a closed listener of
+ * last FAB_GONE_MAX of them and every listener's: a control message to one
+ * is dropped (under the read lock, which a close takes for writing, so no
+ * send is under way when an endpoint closes), and a client asking for a closed listener of
  * this process is told UNREACHABLE without an insert.  The application's
  * own operations are not checked: none is posted to a peer that went.  A
  * name opened again stays in the list, marked open: it is no longer gone,
@@ -403,13 +403,6 @@ static bool fab_gone_is_locked(const void *addr, size_t len)
 	return g != NULL && !g->open;
 }
 
-/* fab_reopened_locked -- is addr an endpoint of this process that closed, then opened again? */
-static bool fab_reopened_locked(const void *addr, size_t len)
-{
-	struct fab_gone *g = *fab_gone_find_locked(addr, len);
-	return g != NULL && g->open;
-}
-
 static bool fab_gone_is(const void *addr, size_t len)
 {
 	pthread_rwlock_rdlock(&fab_gone_lock);
@@ -435,11 +428,13 @@ static int fab_port_av_add(struct fab_rdm_port *pt, const void *addr, fi_addr_t 
 	}
 	int ret;
 	pthread_rwlock_wrlock(&fab_gone_lock);
-	if (fab_gone_is_locked(addr, len)) {
+	/* closed, or closed once and opened again: one look at the list */
+	const struct fab_gone *g = *fab_gone_find_locked(addr, len);
+	if (g && !g->open) {
 		FAB_LOG_INFO("%s is a closed endpoint of this process: not inserted",
 			     (const char *)addr);
 		ret = RPMA_E_PROVIDER;
-	} else if (pt->respell && fab_reopened_locked(addr, len)) {
+	} else if (g && pt->respell) {
 		/* around the dead entry of its name (struct fab_peer: respell_reused) */
 		const char *a = addr, *sep = strstr(a, "://");
 		size_t head = sep ? (size_t)(sep - a) + 3 : 0;
