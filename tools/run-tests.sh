@@ -43,12 +43,19 @@ step "make check"
 make -j"$jobs" check >check.log 2>&1
 check_rc=$?
 grep -E '^(PASS|FAIL|XPASS|XFAIL|SKIP|ERROR):' check.log || true
-if [ "$check_rc" -ne 0 ]; then
-	for f in $(grep -lE '^:test-result: (FAIL|ERROR|XPASS)' $(find . -name '*.trs') 2>/dev/null); do
-		echo "----- ${f%.trs}.log"
+# failed_logs DIR -- what the failed tests under DIR printed: the lines that
+# name a failure (a long log such as rdm.sh's has them far from its end), then
+# the log's last lines
+failed_logs() {
+	local f
+	for f in $(find "$1" -name '*.trs' -exec grep -lE '^:test-result: (FAIL|ERROR|XPASS)' {} + 2>/dev/null); do
+		echo "----- ${f%.trs}.log: the lines naming a failure"
+		grep -nE '\[(FAIL|----)\]|FAIL|CRASH|VIOLATION|[Tt]imed out|^== ' "${f%.trs}.log" | tail -60
+		echo "----- ${f%.trs}.log: its end"
 		tail -40 "${f%.trs}.log"
 	done
-fi
+}
+[ "$check_rc" -eq 0 ] || failed_logs .
 # sanitizer_run NAME SCRIPT TITLE -- a sanitizer build in $build/NAME (skipped
 # when RPMA_<NAME>=0); sets NAME_rc, and NAME_extra=1 when it failed before
 # any test ran (configure, build), which then counts as one failure
@@ -127,6 +134,8 @@ if [ "${RPMA_DISTCHECK:-1}" != 0 ] && [ "$check_rc" -eq 0 ]; then
 	dist_rc=$?
 	if [ "$dist_rc" -ne 0 ]; then
 		tail -40 distcheck.log
+		# the tree distcheck built in stays when it fails
+		failed_logs "$(ls -d librpma-*/_build 2>/dev/null | head -1)"
 		echo "run-tests.sh: make distcheck failed" >&2
 	else
 		grep -E 'archives ready for distribution' -A2 distcheck.log | head -3
