@@ -170,6 +170,17 @@ static inline uint64_t tt_word(unsigned t, unsigned r, size_t k)
 #define PC_SLICE   4096
 #define PC_CHURN   12
 
+/*
+ * every connection of the scenario, both sides: a timeout as long as the
+ * threads' waits.  The server accepts one client after another, and
+ * tcp;ofi_rxm builds an endpoint per connection (~0.5 s idle, ~1.4 s under
+ * load): with the harness's 5 s the last clients got UNREACHABLE.  Over
+ * reliable datagrams the timeout also bounds the silence before LOST (the
+ * keep-alives): with the default second, a busy client process left its
+ * server's side LOST instead of CLOSED at the close.
+ */
+static struct rpma_conn_cfg *pc_cfg;
+
 struct pc_client {
 	unsigned idx;
 	struct rpma_peer *peer;
@@ -184,11 +195,7 @@ static void *pc_client_thread(void *arg)
 	uint8_t idx = (uint8_t)c->idx;
 	struct rpma_conn_private_data pd = {.ptr = &idx, .len = 1};
 	struct rpma_conn_req *req = NULL;
-	/*
-	 * the harness's patient timeout: four accepts at once may take longer
-	 * than the default second (tcp;ofi_rxm builds an endpoint in ~0.5 s)
-	 */
-	int ret = rpma_conn_req_new(c->peer, itest_ip(), c->port, itest_ccfg(), &req);
+	int ret = rpma_conn_req_new(c->peer, itest_ip(), c->port, pc_cfg, &req);
 	TT_CHECK(ret == 0, NULL, "client %u: rpma_conn_req_new: %s", c->idx, rpma_err_2str(ret));
 	ret = rpma_conn_req_connect(&req, &pd, &c->conn);
 	TT_CHECK(ret == 0, NULL, "client %u: rpma_conn_req_connect: %s", c->idx,
@@ -324,12 +331,12 @@ static void *pc_churn_thread(void *arg)
 		struct rpma_conn_private_data spd = {.ptr = &sval, .len = sizeof(sval)};
 		struct rpma_conn_req *creq = NULL, *sreq = NULL;
 		struct rpma_conn *cc = NULL, *sc = NULL;
-		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), port, itest_ccfg(), &creq);
+		ret = rpma_conn_req_new(ch->cpeer, itest_ip(), port, pc_cfg, &creq);
 		TT_CHECK(ret == 0, NULL, "churn %u: rpma_conn_req_new: %s", i, rpma_err_2str(ret));
 		ret = rpma_conn_req_connect(&creq, &cpd, &cc);
 		TT_CHECK(ret == 0, NULL, "churn %u: connect: %s", i, rpma_err_2str(ret));
 		TT_CHECK(itest_fd_ready(epfd, TT_WAIT_MS), NULL, "churn %u: no request", i);
-		ret = rpma_ep_next_conn_req(ep, NULL, &sreq);
+		ret = rpma_ep_next_conn_req(ep, pc_cfg, &sreq);
 		TT_CHECK(ret == 0, NULL, "churn %u: rpma_ep_next_conn_req: %s", i,
 			 rpma_err_2str(ret));
 		struct rpma_conn_private_data got = {0};
@@ -366,6 +373,8 @@ PROVIDER_TEST(threads, parallel_conns)
 	struct rpma_ep *ep = itest_listen(speer, port);
 	struct itest_region sreg;
 	itest_region_new(&sreg, speer, PC_THREADS * PC_SLICE, ITEST_ALL_USAGE);
+	cr_assert_eq(rpma_conn_cfg_new(&pc_cfg), 0);
+	cr_assert_eq(rpma_conn_cfg_set_timeout(pc_cfg, TT_WAIT_MS), 0);
 
 	struct pc_client cl[PC_THREADS];
 	pthread_t th[PC_THREADS], churn_th;
@@ -380,7 +389,7 @@ PROVIDER_TEST(threads, parallel_conns)
 	struct rpma_conn *sconn[PC_THREADS] = {0};
 	struct rpma_conn_private_data spd = {.ptr = sreg.desc, .len = (uint8_t)sreg.desc_size};
 	for (unsigned n = 0; n < PC_THREADS; n++) {
-		struct rpma_conn_req *req = itest_next_req(ep, NULL);
+		struct rpma_conn_req *req = itest_next_req(ep, pc_cfg);
 		struct rpma_conn_private_data pd = {0};
 		cr_assert_eq(rpma_conn_req_get_private_data(req, &pd), 0);
 		cr_assert(pd.len >= 1 && pd.ptr != NULL);
@@ -406,6 +415,7 @@ PROVIDER_TEST(threads, parallel_conns)
 	for (unsigned i = 0; i < PC_THREADS; i++)
 		itest_close_pair(&cl[i].conn, &sconn[i]);
 	itest_region_delete(&sreg);
+	cr_assert_eq(rpma_conn_cfg_delete(&pc_cfg), 0);
 	cr_assert_eq(rpma_ep_shutdown(&ep), 0);
 	cr_assert_eq(rpma_peer_delete(&cpeer), 0);
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
