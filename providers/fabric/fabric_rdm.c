@@ -1168,6 +1168,22 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_out o = {0};
 	pthread_mutex_lock(&r->lock);
+	bool silent = r->m.state == FAB_RDM_ST_ESTABLISHED &&
+		      fab_ms() - r->m.last_heard >= r->m.cfg.timeout_ms;
+	if (silent) {
+		/*
+		 * a progress thread that got no CPU for the timeout finds the
+		 * peer silent with its messages (keep-alives, DISC) still in
+		 * the CQ: read them first, so that LOST means the peer's
+		 * silence, not ours (tcp;ofi_rxm under load: LOST instead of
+		 * CLOSED at an orderly close)
+		 */
+		pthread_mutex_unlock(&r->lock);
+		fab_source_drain(fab_conn_txs(c));
+		if (c->rxcq)
+			fab_source_drain(&c->rx_src);
+		pthread_mutex_lock(&r->lock);
+	}
 	(void)fab_port_flush(&r->port);
 	fab_rdm_conn_tick(&r->m, fab_ms(), &o);
 	fab_rdm_send_out(r, &o);
