@@ -313,6 +313,21 @@ struct rpma_peer *itest_peer(void)
 	return peer;
 }
 
+static struct rpma_conn_cfg *itest_scfg_v;
+static void itest_scfg_init(void)
+{
+	if (rpma_conn_cfg_new(&itest_scfg_v) == 0)
+		(void)rpma_conn_cfg_set_timeout(itest_scfg_v, ITEST_SERVER_TIMEOUT_MS);
+}
+
+const struct rpma_conn_cfg *itest_scfg(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	(void)pthread_once(&once, itest_scfg_init);
+	cr_assert_not_null(itest_scfg_v, "no server configuration");
+	return itest_scfg_v;
+}
+
 /* itest_listen -- listen on a port derived from the pid, trying the next ones when taken */
 struct rpma_ep *itest_listen(struct rpma_peer *peer, char port[8])
 {
@@ -466,6 +481,13 @@ void itest_pair_open(struct itest_pair *p, const struct rpma_conn_cfg *scfg,
 	cr_assert_eq(ret, 0, "rpma_conn_req_connect (client): %s", rpma_err_2str(ret));
 	cr_assert_null(creq);
 
+	/*
+	 * the server's side too: over tcp;ofi_rxm under load an accept waited
+	 * longer than the default second for the client's READY (access
+	 * scenarios on trixie: the server got UNREACHABLE)
+	 */
+	if (scfg == NULL)
+		scfg = itest_scfg();
 	struct rpma_conn_req *sreq = itest_next_req(p->ep, scfg);
 	if (before_accept)
 		before_accept(sreq, arg);

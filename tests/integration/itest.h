@@ -101,6 +101,16 @@ void itest_cfg_patient(struct rpma_conn_cfg *cfg);
  * scenario expects to be established (made once per process and kept)
  */
 const struct rpma_conn_cfg *itest_ccfg(void);
+
+/*
+ * itest_scfg -- the server's side of itest_pair_open when the scenario gives
+ * none: 3 s (ITEST_SERVER_TIMEOUT_MS), longer than the default second (over
+ * reliable datagrams an accept waits that long for the client's READY, and
+ * the silence before LOST is as long), shorter than the harness's waits, so
+ * that a peer that vanished is still seen in time
+ */
+#define ITEST_SERVER_TIMEOUT_MS 3000
+const struct rpma_conn_cfg *itest_scfg(void);
 /* itest_listen -- listen on a free port of the testing address; the port is written to port */
 struct rpma_ep *itest_listen(struct rpma_peer *peer, char port[8]);
 /* itest_fd_ready -- wait up to ms for fd to become readable */

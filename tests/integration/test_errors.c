@@ -20,7 +20,16 @@
 PROVIDER_TEST(errors, bad_remote_key)
 {
 	struct itest_dpair d = {0};
-	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	/*
+	 * the server's side keeps the default timeout (1 s): over shm the
+	 * write with a bad key never completes and stops the client's messages
+	 * behind it, so the server's silence timeout is what ends the
+	 * connection in time (with the harness's 3 s the client's error came
+	 * after the scenario's wait)
+	 */
+	struct rpma_conn_cfg *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	itest_dpair_open(&d, scfg, NULL, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
 	/* the queue pair (not the connection) fails, as on verbs */
@@ -98,6 +107,7 @@ PROVIDER_TEST(errors, bad_remote_key)
 		cr_assert_eq(rpma_conn_delete(&d.p.sconn), 0);
 	}
 	itest_dpair_close(&d);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
 }
 
 /* the server process is killed: the client gets an event and error completions, and cleans up */
