@@ -313,21 +313,6 @@ struct rpma_peer *itest_peer(void)
 	return peer;
 }
 
-static struct rpma_conn_cfg *itest_scfg_v;
-static void itest_scfg_init(void)
-{
-	if (rpma_conn_cfg_new(&itest_scfg_v) == 0)
-		(void)rpma_conn_cfg_set_timeout(itest_scfg_v, ITEST_SERVER_TIMEOUT_MS);
-}
-
-const struct rpma_conn_cfg *itest_scfg(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	(void)pthread_once(&once, itest_scfg_init);
-	cr_assert_not_null(itest_scfg_v, "no server configuration");
-	return itest_scfg_v;
-}
-
 /* itest_listen -- listen on a port derived from the pid, trying the next ones when taken */
 struct rpma_ep *itest_listen(struct rpma_peer *peer, char port[8])
 {
@@ -436,20 +421,37 @@ void itest_cfg_patient(struct rpma_conn_cfg *cfg)
 	cr_assert_eq(rpma_conn_cfg_set_timeout(cfg, ITEST_WAIT_MS), 0);
 }
 
-static struct rpma_conn_cfg *itest_ccfg_v;
-static void itest_ccfg_init(void)
+/* itest_cfg_timeout -- a new configuration with timeout ms (NULL: out of memory) */
+static struct rpma_conn_cfg *itest_cfg_timeout(int ms)
 {
-	if (rpma_conn_cfg_new(&itest_ccfg_v) == 0)
-		(void)rpma_conn_cfg_set_timeout(itest_ccfg_v, ITEST_WAIT_MS);
+	struct rpma_conn_cfg *cfg = NULL;
+	if (rpma_conn_cfg_new(&cfg) == 0)
+		(void)rpma_conn_cfg_set_timeout(cfg, ms);
+	return cfg;
 }
+
+static struct rpma_conn_cfg *itest_ccfg_v, *itest_scfg_v;
+static void itest_cfgs_init(void)
+{
+	itest_ccfg_v = itest_cfg_timeout(ITEST_WAIT_MS);
+	itest_scfg_v = itest_cfg_timeout(ITEST_SERVER_TIMEOUT_MS);
+}
+static pthread_once_t itest_cfgs_once = PTHREAD_ONCE_INIT;
 
 /* itest_ccfg -- the process's patient client configuration (made once, kept) */
 const struct rpma_conn_cfg *itest_ccfg(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	(void)pthread_once(&once, itest_ccfg_init);
+	(void)pthread_once(&itest_cfgs_once, itest_cfgs_init);
 	cr_assert_not_null(itest_ccfg_v, "no patient connection configuration");
 	return itest_ccfg_v;
+}
+
+/* itest_scfg -- the server's side of itest_pair_open (made once, kept) */
+const struct rpma_conn_cfg *itest_scfg(void)
+{
+	(void)pthread_once(&itest_cfgs_once, itest_cfgs_init);
+	cr_assert_not_null(itest_scfg_v, "no server configuration");
+	return itest_scfg_v;
 }
 
 /* itest_pair_open -- connect a client to a server */
