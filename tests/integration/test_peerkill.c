@@ -36,6 +36,12 @@
 #define PK_WAIT_MS     30000 /* the victim's answers before it is killed */
 #define PK_WATCHDOG_S  40
 #define PK_TIMEOUT_MS  3000 /* the survivor's connection timeout */
+/*
+ * the victim's connection timeout: what is measured is the survivor's; the
+ * victim's bounds only its own side of the set-up, where the default second
+ * was too short over reliable datagrams on a loaded machine (rxm's accept)
+ */
+#define PK_VICTIM_TIMEOUT_MS 10000
 #define PK_REGION      (1u << 20)
 #define PK_WINDOW      16
 #define PK_BEFORE_KILL 200 /* completions of the stream before the victim dies */
@@ -265,7 +271,8 @@ static void pkv_main(struct pk *k, enum pk_stage stage)
 	struct rpma_conn_private_data pd = {.ptr = desc, .len = (uint8_t)desc_size};
 	struct rpma_conn_cfg *cfg = NULL;
 	if (rpma_conn_cfg_new(&cfg) || rpma_conn_cfg_set_sq_size(cfg, 2 * PK_WINDOW) ||
-	    rpma_conn_cfg_set_cq_size(cfg, 4 * PK_WINDOW))
+	    rpma_conn_cfg_set_cq_size(cfg, 4 * PK_WINDOW) ||
+	    rpma_conn_cfg_set_timeout(cfg, PK_VICTIM_TIMEOUT_MS))
 		_exit(7);
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
