@@ -10,8 +10,15 @@
 # out, each with what was seen.  Everything else must pass.
 #
 # Skipped (exit 77) when RPMA_PROVIDER selects another provider or FI_PROVIDER is
-# set by the caller; a libfabric provider that is not there is left out.
-set -u
+# set by the caller, or when RPMA_RDM=0 (make distcheck: the runs of make check
+# and of the sanitizers have these rounds already); a libfabric provider that
+# is not there is left out.  When a round fails, the end of the output names
+# every failed part and the scenarios Criterion reported failed.
+set -uo pipefail
+if [ "${RPMA_RDM:-1}" = 0 ]; then
+	echo "rdm.sh: RPMA_RDM=0, nothing to do"
+	exit 77
+fi
 if [ -n "${RPMA_PROVIDER:-}" ] && [ "$RPMA_PROVIDER" != fabric ]; then
 	echo "rdm.sh: RPMA_PROVIDER=$RPMA_PROVIDER, nothing to do"
 	exit 77
@@ -37,7 +44,8 @@ rxm_threads=''
 # remove the ones this run made
 shm_before=$(mktemp "${TMPDIR:-/tmp}/rdm-shm.XXXXXX")
 exlog=$(mktemp "${TMPDIR:-/tmp}/rdm-example.XXXXXX")
-trap 'rm -f "$shm_before" "$exlog"' EXIT
+crlog=$(mktemp "${TMPDIR:-/tmp}/rdm-criterion.XXXXXX")
+trap 'rm -f "$shm_before" "$exlog" "$crlog" "$crlog.fails"' EXIT
 ls /dev/shm >"$shm_before" 2>/dev/null || true
 shm_cleanup() {
 	ls /dev/shm 2>/dev/null | grep -Ex '[0-9]+:[0-9]+:[0-9]+|[0-9.]+:[0-9]+' |
@@ -57,6 +65,18 @@ if [ "${major:-1}" -ge 2 ]; then
 fi
 
 fail=0 ran=0
+failed=()
+# failed WHAT -- a part that failed, named again at the end of the output
+failed() {
+	echo "FAIL: $1"
+	failed+=("$1")
+	fail=1
+}
+# criterion_fails PROV -- the scenarios the last Criterion run reported failed
+criterion_fails() {
+	grep -E -A2 '^\[FAIL\]|Assertion Failed|CRASH|crashed|[Tt]imed out' "$crlog" | sed "s/^/    over $1: /" |
+		head -20 >>"$crlog.fails"
+}
 for prov in "${provs[@]}"; do
 	if command -v fi_info >/dev/null && ! fi_info -p "$prov" -t FI_EP_RDM >/dev/null 2>&1; then
 		echo "rdm.sh: libfabric has no $prov reliable-datagram provider here: left out"
@@ -73,17 +93,17 @@ for prov in "${provs[@]}"; do
 	echo "== integration over FI_PROVIDER=$prov (left out: ${out:-nothing})"
 	# one scenario at a time: their keep-alives and timeouts run on the clock
 	if ! RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/integration/test_integration" -j1 \
-		--timeout 60 "${filter[@]}"; then
-		echo "FAIL: integration over $prov"
-		fail=1
+		--timeout 60 "${filter[@]}" 2>&1 | tee "$crlog"; then
+		failed "integration over $prov"
+		criterion_fails "$prov"
 	fi
 	tfilter=()
 	[ -n "$tout" ] && tfilter=(--filter "!($tout)")
 	echo "== threads over FI_PROVIDER=$prov (left out: ${tout:-nothing})"
 	if ! RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/threads/test_threads" --timeout 120 \
-		"${tfilter[@]}"; then
-		echo "FAIL: threads over $prov"
-		fail=1
+		"${tfilter[@]}" 2>&1 | tee "$crlog"; then
+		failed "threads over $prov"
+		criterion_fails "$prov"
 	fi
 	# the fault walk (tests/faultwalk/faultwalk.c).  Over tcp;ofi_rxm without
 	# its data-path points: where the client's rpma_conn_get_event_fd()
@@ -101,8 +121,7 @@ for prov in "${provs[@]}"; do
 		echo "== faultwalk over FI_PROVIDER=$prov ${fw_env[*]}"
 		if ! env RPMA_PROVIDER=fabric FI_PROVIDER="$prov" FAULTWALK_QUIET=1 FAULTWALK_JOBS=2 \
 			"${fw_env[@]}" "$b/tests/faultwalk/faultwalk" fabric 127.0.0.1; then
-			echo "FAIL: faultwalk over $prov"
-			fail=1
+			failed "faultwalk over $prov"
 		fi
 	fi
 	# every example pair (as make check runs them) and the replication demo
@@ -128,8 +147,13 @@ for prov in "${provs[@]}"; do
 		ex_fail=$((ex_fail + 1))
 	fi
 	echo "examples over $prov: $ex_pass passed, $ex_fail failed"
-	[ $ex_fail = 0 ] || fail=1
+	[ $ex_fail = 0 ] || failed "$ex_fail example(s) over $prov"
 	shm_cleanup
 done
 [ $ran = 1 ] || exit 77
+if [ $fail != 0 ]; then
+	echo "rdm.sh: failed: $(printf '%s; ' "${failed[@]}")"
+	cat "$crlog.fails" 2>/dev/null
+fi
+rm -f "$crlog.fails"
 exit $fail
