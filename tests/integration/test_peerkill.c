@@ -32,20 +32,20 @@
  * and libfabric's verbs (whose progress thread takes the peer's disconnect)
  * take milliseconds. PEERKILL_SLACK_MS overrides the slack (valgrind).
  */
-#define PK_SLACK_MS    1500
-#define PK_WAIT_MS     30000 /* the victim's answers before it is killed */
-#define PK_WATCHDOG_S  40
-#define PK_TIMEOUT_MS  3000 /* the survivor's connection timeout */
+#define PK_SLACK_MS   1500
+#define PK_WAIT_MS    30000 /* the victim's answers before it is killed */
+#define PK_WATCHDOG_S 40
+#define PK_TIMEOUT_MS 3000 /* the survivor's connection timeout */
 /*
  * the victim's connection timeout: what is measured is the survivor's; the
  * victim's bounds only its own side of the set-up, where the default second
  * was too short over reliable datagrams on a loaded machine (rxm's accept)
  */
 #define PK_VICTIM_TIMEOUT_MS 10000
-#define PK_REGION      (1u << 20)
-#define PK_WINDOW      16
-#define PK_BEFORE_KILL 200 /* completions of the stream before the victim dies */
-#define PK_KILL_DELAY  300 /* ms between the survivor blocking and the kill */
+#define PK_REGION	     (1u << 20)
+#define PK_WINDOW	     16
+#define PK_BEFORE_KILL	     200 /* completions of the stream before the victim dies */
+#define PK_KILL_DELAY	     300 /* ms between the survivor blocking and the kill */
 
 /* stages the victim is killed at */
 enum pk_stage { PK_SETUP, PK_STREAM, PK_CQ_WAIT, PK_NEXT_EVENT };
