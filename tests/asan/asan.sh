@@ -75,11 +75,13 @@ ASAN_OPTIONS="$ASAN_OPTIONS detect_leaks=0" \
 # the shared CQs of the fabric provider (without rpma-scale's heap figures)
 GROUPED_SCALE=0 make check-TESTS TESTS=tests/integration/grouped.sh >check-grouped.log 2>&1 || rc=1
 cat check-grouped.log >>check.log
-# reliable-datagram endpoints (shm, tcp;ofi_rxm), without the leak check:
-# conn/disconnect_while_connecting over tcp;ofi_rxm left 61 blocks from
-# fi_dupinfo (libfabric 1.17) whose stack ends in libfabric (origin not found
-# yet); memory errors are still caught
-ASAN_OPTIONS="$ASAN_OPTIONS detect_leaks=0" \
+# reliable-datagram endpoints over shm only (RDM_PROVIDERS): the rounds over
+# tcp;ofi_rxm, ~4 min here, run in make check without ASan and through the
+# same code of ours, so CI's run stays within its time.  Without the leak
+# check, as when rxm ran here (conn/disconnect_while_connecting left 61 blocks
+# from fi_dupinfo, libfabric 1.17, stack in libfabric only); over shm alone
+# the leak check was not tried yet.  Memory errors are caught.
+RDM_PROVIDERS=shm ASAN_OPTIONS="$ASAN_OPTIONS detect_leaks=0" \
 	make check-TESTS TESTS=tests/integration/rdm.sh >check-rdm.log 2>&1 || rc=1
 cat check-rdm.log >>check.log
 tests="$progs $examples tests/integration/sockets.sh tests/integration/grouped.sh"

@@ -12,7 +12,8 @@
 # Skipped (exit 77) when RPMA_PROVIDER selects another provider or FI_PROVIDER is
 # set by the caller, or when RPMA_RDM=0 (make distcheck: the runs of make check
 # and of the sanitizers have these rounds already); a libfabric provider that
-# is not there is left out.  When a round fails, the end of the output names
+# is not there is left out; RDM_PROVIDERS="shm ..." runs only the rounds of the
+# providers it names.  When a round fails, the end of the output names
 # every failed part and the scenarios Criterion reported failed.
 set -uo pipefail
 if [ "${RPMA_RDM:-1}" = 0 ]; then
@@ -62,6 +63,15 @@ if [ "${major:-1}" -ge 2 ]; then
 	export RPMA_FABRIC_EP_TYPE=rdm
 	provs+=(tcp)
 	echo "rdm.sh: libfabric $major.x: RPMA_FABRIC_EP_TYPE=rdm; tcp's own reliable datagrams too"
+fi
+# RDM_PROVIDERS (space-separated) narrows the rounds to those providers
+if [ -n "${RDM_PROVIDERS:-}" ]; then
+	want=()
+	for prov in "${provs[@]}"; do
+		case " $RDM_PROVIDERS " in *" $prov "*) want+=("$prov") ;; esac
+	done
+	provs=("${want[@]}")
+	echo "rdm.sh: RDM_PROVIDERS=$RDM_PROVIDERS: over ${provs[*]:-nothing} only"
 fi
 
 fail=0 ran=0
