@@ -162,7 +162,8 @@ for prov in "${provs[@]}"; do
 done
 [ $ran = 1 ] || exit 77
 if [ $fail != 0 ]; then
-	echo "rdm.sh: failed: $(printf '%s; ' "${failed[@]}")"
+	msg=$(printf '%s; ' "${failed[@]}")
+	echo "rdm.sh: failed: ${msg%; }"
 	cat "$crlog.fails" 2>/dev/null
 fi
 rm -f "$crlog.fails"
