@@ -263,22 +263,12 @@ static int fab_device_lookup(const char *addr, enum rpma_util_ibv_context_type t
 	if (want == NULL || strcmp(want, "msg") == 0)
 		ret = fab_device_find(addr, flags, FI_EP_MSG, &list, &fi, &why);
 	/*
-	 * reliable datagrams are tried by themselves on libfabric 1.x only; on
-	 * 2.x they take RPMA_FABRIC_EP_TYPE=rdm (rpma_fabric(7)): there tcp
-	 * has reliable datagrams of its own, never run under this library,
-	 * which an address tcp's message endpoints do not serve would reach
+	 * reliable datagrams are tried by themselves only when FI_PROVIDER
+	 * names the libfabric providers: shm takes any string as an address,
+	 * so an address no message endpoint serves would otherwise land on shm
+	 * instead of being refused
 	 */
-	/*
-	 * ... and only when FI_PROVIDER names the libfabric providers: shm
-	 * takes any string as an address, so an address no message endpoint
-	 * serves would otherwise land on shm instead of being refused
-	 */
-	bool fp_set = getenv("FI_PROVIDER") != NULL;
-	bool rdm_auto = FI_MAJOR(fi_version()) < 2 && fp_set;
-	if (ret == 0 && fi == NULL && want == NULL && !rdm_auto && fp_set)
-		FAB_LOG_INFO("reliable-datagram endpoints are not tried by themselves on libfabric "
-			     "%u.%u: set RPMA_FABRIC_EP_TYPE=rdm",
-			     FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	bool rdm_auto = getenv("FI_PROVIDER") != NULL;
 	if (ret == 0 && fi == NULL &&
 	    ((want == NULL && rdm_auto) || (want && strcmp(want, "rdm") == 0)))
 		ret = fab_device_find(addr, flags, FI_EP_RDM, &list, &fi, &why);

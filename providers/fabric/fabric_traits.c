@@ -24,8 +24,8 @@ static bool fab_traits_rdm(const char *fp)
 	const char *t = fab_ep_type_env();
 	if (t != NULL)
 		return strcmp(t, "rdm") == 0;
-	if (*fp == '\0' || FI_MAJOR(fi_version()) >= 2)
-		return false; /* not tried by itself there (fab_device_lookup) */
+	if (*fp == '\0')
+		return false; /* not tried by itself (fab_device_lookup) */
 	struct fi_info *h = fi_allocinfo(), *list = NULL;
 	if (h == NULL)
 		return false;

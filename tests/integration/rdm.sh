@@ -53,16 +53,16 @@ shm_cleanup() {
 		grep -vxF -f "$shm_before" | while read -r f; do rm -f "/dev/shm/$f"; done
 }
 
-# libfabric 2.x: reliable datagrams are used only when asked for
-# (RPMA_FABRIC_EP_TYPE=rdm); the same scenarios are left out as on 1.17.
-# There tcp has reliable datagrams of its own (not a utility over its message
-# endpoints, as rxm is): a third round
+# shm and tcp;ofi_rxm have no message endpoints: the provider chooses
+# reliable datagrams by itself.  libfabric 2.x: tcp has reliable datagrams of
+# its own (not a utility over its message endpoints, as rxm is), next to its
+# message endpoints: a third round, with RPMA_FABRIC_EP_TYPE=rdm.  The same
+# scenarios are left out as on 1.17.
 provs=(shm 'tcp;ofi_rxm')
 major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
 if [ "${major:-1}" -ge 2 ]; then
-	export RPMA_FABRIC_EP_TYPE=rdm
 	provs+=(tcp)
-	echo "rdm.sh: libfabric $major.x: RPMA_FABRIC_EP_TYPE=rdm; tcp's own reliable datagrams too"
+	echo "rdm.sh: libfabric $major.x: tcp's own reliable datagrams too (RPMA_FABRIC_EP_TYPE=rdm)"
 fi
 # RDM_PROVIDERS (space-separated) narrows the rounds to those providers
 if [ -n "${RDM_PROVIDERS:-}" ]; then
@@ -92,9 +92,10 @@ for prov in "${provs[@]}"; do
 		echo "rdm.sh: libfabric has no $prov reliable-datagram provider here: left out"
 		continue
 	fi
+	unset RPMA_FABRIC_EP_TYPE
 	case $prov in
 	shm) out=$shm_out tout=$shm_threads ;;
-	tcp) out='' tout='' ;;
+	tcp) out='' tout='' && export RPMA_FABRIC_EP_TYPE=rdm ;;
 	*) out=$rxm_out tout=$rxm_threads ;;
 	esac
 	ran=1

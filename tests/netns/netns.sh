@@ -27,8 +27,7 @@
 # needs both to grow (the replication demo: rx by at least the bytes streamed).
 # Round "tcp" (FI_PROVIDER=tcp) runs them all, round "rxm"
 # (FI_PROVIDER='tcp;ofi_rxm': reliable-datagram endpoints over tcp, rpma_fabric(7)
-# "RELIABLE-DATAGRAM ENDPOINTS"; RPMA_FABRIC_EP_TYPE=rdm on libfabric 2.x, which
-# does not fall back to them by itself) runs them all too, round "sockets"
+# "RELIABLE-DATAGRAM ENDPOINTS", chosen by themselves) runs them all too, round "sockets"
 # (FI_PROVIDER=sockets) a few (NETNS_SOCKETS_SCENARIOS): only pairs whose
 # server answers the client before the client disconnects.  libfabric's
 # sockets provider (1.17) loses a disconnect that arrives while the server is
@@ -410,16 +409,11 @@ wanted() {
 	return 1
 }
 
-fi_major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
-fi_major=${fi_major:-1}
 for round in $rounds; do
 	unset RPMA_FABRIC_EP_TYPE
 	case $round in
 	tcp | sockets) export FI_PROVIDER=$round ;;
-	rxm)
-		export FI_PROVIDER='tcp;ofi_rxm'
-		[ "$fi_major" -ge 2 ] && export RPMA_FABRIC_EP_TYPE=rdm
-		;;
+	rxm) export FI_PROVIDER='tcp;ofi_rxm' ;;
 	*) hard_error "unknown round '$round' (tcp, rxm or sockets)" ;;
 	esac
 	for f in "$src"/examples/tests/*.example; do
