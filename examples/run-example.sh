@@ -158,7 +158,12 @@ for i in $(seq 1 "$clients"); do
 	fi
 done
 
-# the server ends by itself once its clients are done
+# the server ends by itself once its clients are done; after a failed client
+# it may wait for good (its limit): stop it
+if [ "$fail" -ne 0 ] && kill -0 "$spid" 2>/dev/null; then
+	sleep 1
+	kill -0 "$spid" 2>/dev/null && echo "server: stopped, a client failed" && kill "$spid" 2>/dev/null
+fi
 wait "$spid"
 rc=$?
 show "server stdout" "$work/server.out"
