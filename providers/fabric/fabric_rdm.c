@@ -1096,11 +1096,24 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
 	struct fab_rdm_out o = {0};
 	uint8_t pdata[FAB_RDM_PDATA_MAX];
 	size_t pdata_len = 0;
-	enum fab_rdm_status st = fab_rdm_decode(r->port.rx, len, &m);
+	/*
+	 * the message is copied and the receive posted again at once: a control
+	 * message right behind this one (a repeated ACCEPT) then finds a posted
+	 * receive instead of waiting in rxm's queue of unexpected messages,
+	 * where, from an address not inserted yet, it crashes libfabric 2.0-2.4
+	 * in the fi_av_insert() of fab_rdm_learn_to (rpma_fabric(7)).  The
+	 * source's drains are serialised, so the next message is not handled
+	 * before this one.
+	 */
+	uint8_t msg[FAB_RDM_MSG_MAX];
+	if (len > sizeof(msg))
+		len = sizeof(msg);
+	memcpy(msg, r->port.rx, len);
+	fab_port_post_rx(&r->port);
+	enum fab_rdm_status st = fab_rdm_decode(msg, len, &m);
 	if (st != FAB_RDM_OK) {
 		FAB_LOG_NOTICE("qp %u: a control message of %zu bytes dropped: %s", c->qp_num, len,
 			       fab_rdm_status_str(st));
-		fab_port_post_rx(&r->port);
 		return;
 	}
 	pthread_mutex_lock(&r->lock);
@@ -1117,8 +1130,6 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
 	}
 	fab_rdm_arm(c, r);
 	pthread_mutex_unlock(&r->lock);
-	/* the buffer is free again: m points into it no more */
-	fab_port_post_rx(&r->port);
 	fab_rdm_events(c, &o, pdata, pdata_len);
 }
 

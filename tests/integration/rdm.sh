@@ -64,17 +64,6 @@ if [ "${major:-1}" -ge 2 ]; then
 	provs+=(tcp)
 	echo "rdm.sh: libfabric $major.x: tcp's own reliable datagrams too (RPMA_FABRIC_EP_TYPE=rdm)"
 fi
-# libfabric 2.0 to 2.4: rxm's fi_av_insert() can crash (SIGSEGV at address 8,
-# in rxm_get_addr() through foreach_unspec_addr(): a message waiting in rxm's
-# queue of unexpected messages from an unknown address has no connection);
-# libfabric fixed it in 2.5.0 (47e04dcbf, "prov/rxm: prevent segfault on get
-# addr if conn is NULL").  Here a client inserts the server's address when
-# its ACCEPT comes; cq/srq_two_connections crashed there in 13 of 30 runs of
-# the SRQ scenarios on 2.1 (valgrind: fab_rdm_learn_to -> fi_av_insert)
-minor=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *[0-9]*\.\([0-9]*\).*/\1/p')
-if [ "${major:-1}" = 2 ] && [ "${minor:-0}" -lt 5 ]; then
-	rxm_out="$rxm_out|cq/srq_two_connections"
-fi
 # RDM_PROVIDERS (space-separated) narrows the rounds to those providers
 if [ -n "${RDM_PROVIDERS:-}" ]; then
 	want=()
