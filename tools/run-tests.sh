@@ -85,6 +85,7 @@ sanitizer_run asan tests/asan/asan.sh \
 step "trixie lane: build, unit, integration (tcp, sockets), threads, faultwalk, churn, examples, demo on Debian trixie"
 bash "$src/tests/trixie/lane.sh" "$build/trixie"
 trixie_rc=$?
+[ "$trixie_rc" -eq 0 ] || failed_logs trixie
 # a lane that failed with no failed test to show for it counts one failure
 trixie_extra=0
 if [ "$trixie_rc" -ne 0 ] &&

@@ -167,5 +167,4 @@ if [ $fail != 0 ]; then
 	echo "rdm.sh: failed: ${msg%; }"
 	cat "$crlog.fails" 2>/dev/null
 fi
-rm -f "$crlog.fails"
 exit $fail

@@ -110,11 +110,7 @@ if [ "${1:-}" = --inside ]; then
 			b=${t%.sh}
 			b=${b%.example}
 			grep -qE '^:test-result: (PASS|SKIP)' "$b.trs" 2>/dev/null && continue
-			# the lines naming a failure (a long log such as rdm.sh's
-			# has them far from its end), then the log's end
-			echo "----- $b.log: the lines naming a failure"
-			grep -nE '\[(FAIL|----)\]|FAIL|CRASH|VIOLATION|[Tt]imed out|^== ' "$b.log" | tail -60
-			echo "----- $b.log: its end"
+			echo "----- $b.log"
 			tail -30 "$b.log"
 		done
 	fi
