@@ -883,7 +883,7 @@ int fab_rdm_op_check(struct fab_conn *c);
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
 enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };
 int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode, bool success);
-void fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
+bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
 void fab_rdm_ended(struct fab_conn *c);
 void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);

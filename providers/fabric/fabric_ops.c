@@ -116,14 +116,18 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 		}                                                      \
 	} while (0)
 
-/* fab_posted -- the result of a post; the record of one that failed goes back */
+/*
+ * fab_posted -- the result of a post; the record of one that failed goes
+ * back (over RDM one the connection's end already reported as flushed
+ * counts as posted: fab_rdm_op_cancel)
+ */
 static inline int fab_posted(struct fab_conn *c, int ret, void *ctx)
 {
 	if (__builtin_expect(ret != 0, 0)) {
 		if (c->grp != NULL)
 			fab_op_cancel(c, ctx);
-		else if (c->rdm != NULL)
-			fab_rdm_op_cancel(c, ctx);
+		else if (c->rdm != NULL && fab_rdm_op_cancel(c, ctx))
+			return 0;
 	}
 	return ret;
 }

@@ -963,14 +963,28 @@ static void fab_rdm_flush_ops(struct fab_conn *c)
 		FAB_LOG_INFO("qp %u: %u operations flushed", c->qp_num, n);
 }
 
-/* fab_rdm_op_cancel -- the post of the operation with record ctx failed: free the record */
-void fab_rdm_op_cancel(struct fab_conn *c, void *ctx)
+/*
+ * fab_rdm_op_cancel -- the post of the operation with record ctx failed:
+ * free the record.  true: the connection ended while the post was still
+ * being retried (a full queue toward a dead peer) and fab_rdm_flush_ops
+ * already reported the operation as flushed; that completion stands, so
+ * the post must count as accepted (as on a verbs queue pair in the error
+ * state), or the application would see a completion of an operation whose
+ * post failed.
+ */
+bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx)
 {
 	struct fab_rdm_op *op = fab_rdm_op_of(c->rdm, ctx);
 	if (op == NULL)
-		return;
-	atomic_store(&op->st, FAB_OP_FREE);
+		return false;
+	int was = atomic_exchange(&op->st, FAB_OP_FREE);
 	atomic_fetch_add(&c->rdm->ops_done, 1);
+	if (was != FAB_OP_FLUSHED)
+		return false;
+	FAB_LOG_INFO("qp %u: the connection ended while an operation was being posted: "
+		     "it completed as flushed",
+		     c->qp_num);
+	return true;
 }
 
 /*
