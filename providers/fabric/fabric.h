@@ -134,6 +134,15 @@ struct fab_source {
 	 */
 	struct fab_source *before;
 	/*
+	 * a counter of the RMA operations this endpoint was the target of and
+	 * of its receives (FI_REMOTE_WRITE | FI_REMOTE_READ | FI_RECV), or
+	 * NULL; the progress thread
+	 * reads it after each drain: while it moves, the thread polls without
+	 * sleeping (fab_progress.spin_ns).  Set before fab_source_add.
+	 */
+	struct fid_cntr *activity;
+	uint64_t activity_seen;
+	/*
 	 * The progress thread's own bookkeeping (fabric_progress.c): whether
 	 * the fd is in the peer's epoll set now (EPOLLIN; out of it while
 	 * parked), whether it could be added there at all (false: drained
@@ -153,6 +162,9 @@ struct fab_source {
  */
 #define FAB_PARK_MS	1
 #define FAB_PARK_MAX_MS 8
+/* fab_progress.spin_ns: the default and the largest RPMA_FABRIC_SPIN_US */
+#define FAB_SPIN_US	1000
+#define FAB_SPIN_US_MAX 1000000
 /*
  * the longest a sleeper of the provider (the progress thread, a thread in
  * rpma_cq_wait() driving its CQ itself) sleeps without looking at its
@@ -176,6 +188,17 @@ struct fab_progress {
 	uint64_t gen;	   /* bumped on every change of the source list */
 	uint64_t seen_gen; /* the last generation the thread has taken up */
 	bool stop;
+	/*
+	 * Target-side progress without a wait fd (shm): an RMA operation
+	 * against this process executes only when the thread drains the
+	 * endpoint, which it does once a millisecond when nothing wakes it.
+	 * So does a message sent to it.  After an activity counter moved
+	 * (fab_source.activity) it polls
+	 * again at once, yielding the CPU between rounds, until spin_ns passed
+	 * without a move (RPMA_FABRIC_SPIN_US; 0: never).
+	 */
+	uint64_t spin_ns;
+	uint64_t busy_until_ns; /* the thread's own */
 };
 
 /*
@@ -544,6 +567,8 @@ struct fab_conn {
 	 */
 	struct fab_rdm *rdm;
 	fi_addr_t dest;
+	/* over RDM without a wait fd: what the thread watches (fab_source.activity) */
+	struct fid_cntr *rma_cntr;
 	/* posts take the slow path: grouped (grp) or over reliable datagrams (rdm) */
 	bool wrap;
 	struct fid_cq *txcq, *rxcq;
@@ -868,6 +893,7 @@ int fab_rdm_next_conn_req(struct fab_ep *e, struct fab_conn *c, const struct rpm
 			  struct rpma_conn_private_data *pdata);
 int fab_rdm_conn_prepare(struct fab_conn *c);
 int fab_rdm_conn_bind(struct fab_conn *c);
+void fab_rdm_conn_watch(struct fab_conn *c, struct fid *cq);
 int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info);
 int fab_rdm_connect(struct fab_conn *c, const void *pdata, size_t len);
 int fab_rdm_disconnect(struct fab_conn *c);

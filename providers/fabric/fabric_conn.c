@@ -628,6 +628,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		c->rxcq ? &c->rxcq->fid : NULL,
 		c->scratch_mr ? &c->scratch_mr->fid : NULL,
 		c->bounce_mr ? &c->bounce_mr->fid : NULL,
+		c->rma_cntr ? &c->rma_cntr->fid : NULL,
 	};
 	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
 		if (fids[i] == NULL)
@@ -640,6 +641,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	}
 	c->txcq = c->rxcq = NULL;
 	c->scratch_mr = c->bounce_mr = NULL;
+	c->rma_cntr = NULL;
 	free(c->scratch);
 	c->scratch = NULL;
 	free(c->stages);
@@ -810,6 +812,8 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		ret = fab_err(ret);
 		goto err;
 	}
+	if (p->rdm)
+		fab_rdm_conn_watch(c, txf);
 	ret = fi_enable(c->ep);
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_enable()");
@@ -859,9 +863,11 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		}
 	}
 
-	if (c->txcq)
+	if (c->txcq) {
 		fab_source_init(&c->tx_src, p, &c->txcq->fid,
 				p->rdm ? fab_drain_tx_rdm : fab_drain_tx, c);
+		c->tx_src.activity = c->rma_cntr;
+	}
 	if (c->rxcq)
 		fab_source_init(&c->rx_src, p, &c->rxcq->fid,
 				p->rdm ? fab_drain_rx_rdm : fab_drain_rx, c);

@@ -352,6 +352,19 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
  * wait fd and the ones that park; the parked list and the fi_trywait() set
  * for the next steps
  */
+/*
+ * fab_progress_activity -- the source's endpoint was the target of RMA
+ * operations since the last look: keep polling for spin_ns (fabric.h)
+ */
+static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now)
+{
+	uint64_t v = fi_cntr_read(s->activity);
+	if (v == s->activity_seen)
+		return;
+	s->activity_seen = v;
+	pr->busy_until_ns = now + pr->spin_ns;
+}
+
 static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 {
 	r->timeout = FAB_SAFETY_NET_MS; /* every change kicks the thread */
@@ -363,8 +376,11 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		s->due = false;
 		/* a parked source the user still drains needs nothing from us */
 		if (!atomic_load(&s->parked) ||
-		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains)
+		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains) {
 			fab_source_drain(s);
+			if (s->activity && !atomic_load(&s->parked))
+				fab_progress_activity(pr, s, now);
+		}
 		uint64_t dl = atomic_load(&s->deadline_ns);
 		if (dl != 0) {
 			if (dl <= now) {
@@ -416,6 +432,13 @@ static void fab_progress_timeout(struct fab_progress *pr, struct fab_round *r)
 			pr->park_ms *= 2;
 	} else {
 		pr->park_ms = FAB_PARK_MS;
+	}
+	/* RMA traffic against a polled endpoint: look again at once */
+	if (pr->busy_until_ns != 0) {
+		if (fab_now_ns() < pr->busy_until_ns)
+			r->timeout = 0;
+		else
+			pr->busy_until_ns = 0;
 	}
 }
 
@@ -502,6 +525,8 @@ static void *fab_progress_thread(void *arg)
 		if (!fab_progress_trywait(p, &r))
 			continue;
 		fab_progress_wait(&p->prog, &r);
+		if (r.timeout == 0)
+			sched_yield(); /* polling: let the others of this CPU run */
 	}
 	free(r.always);
 	free(r.parked);
@@ -509,6 +534,28 @@ static void *fab_progress_thread(void *arg)
 	free(r.tws);
 	free(r.fids);
 	return NULL;
+}
+
+/*
+ * fab_spin_ns -- RPMA_FABRIC_SPIN_US: how long the thread keeps polling after
+ * RMA traffic against an endpoint without a wait fd (fabric.h)
+ */
+static uint64_t fab_spin_ns(void)
+{
+	uint64_t us = FAB_SPIN_US;
+	const char *v = getenv("RPMA_FABRIC_SPIN_US");
+	if (v != NULL && *v != '\0') {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(v, &end, 10);
+		if (*end != '\0' || errno != 0 || n > FAB_SPIN_US_MAX || *v == '-')
+			FAB_LOG_WARNING("RPMA_FABRIC_SPIN_US=%s is not a number of microseconds "
+					"up to %u: %u kept",
+					v, FAB_SPIN_US_MAX, FAB_SPIN_US);
+		else
+			us = n;
+	}
+	return us * 1000;
 }
 
 /* fab_progress_start -- start the progress thread of a peer */
@@ -535,6 +582,8 @@ int fab_progress_start(struct fab_peer *p)
 	pr->gen = pr->seen_gen = 0;
 	pr->stop = false;
 	pr->park_ms = FAB_PARK_MS;
+	pr->spin_ns = fab_spin_ns();
+	pr->busy_until_ns = 0;
 	pr->running = true;
 	/*
 	 * the thread starts with every signal blocked (it inherits the mask of

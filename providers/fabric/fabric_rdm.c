@@ -1251,6 +1251,38 @@ int fab_rdm_conn_bind(struct fab_conn *c)
 }
 
 /*
+ * fab_rdm_conn_watch -- before fi_enable(): when the endpoint's CQ has no
+ * wait fd (shm), RMA operations against this side and messages to it
+ * execute only at this side's progress; a counter of them tells the
+ * progress thread to poll without sleeping while they come
+ * (fab_progress.spin_ns).  Without the
+ * counter the thread polls once a millisecond, as for every such CQ.
+ */
+void fab_rdm_conn_watch(struct fab_conn *c, struct fid *cq)
+{
+	struct fab_peer *p = c->peer;
+	int fd = -1;
+	if (p->prog.spin_ns == 0 || fi_control(cq, FI_GETWAIT, &fd) == 0)
+		return;
+	struct fi_cntr_attr attr = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+	struct fid_cntr *cntr;
+	int ret = fi_cntr_open(p->domain, &attr, &cntr, NULL);
+	if (ret == 0) {
+		ret = fi_ep_bind(c->ep, &cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ | FI_RECV);
+		if (ret) {
+			(void)fi_close(&cntr->fid);
+			cntr = NULL;
+		}
+	}
+	if (ret) {
+		FAB_LOG_DEBUG("no counter of incoming RMA (%s): polled once a millisecond",
+			      fi_strerror(-ret));
+		return;
+	}
+	c->rma_cntr = cntr;
+}
+
+/*
  * fab_rdm_conn_ready -- after fi_enable(): the control port, the peer's
  * address (client: the listener; server: the client) and the control receive
  */
