@@ -134,13 +134,18 @@ struct fab_source {
 	 */
 	struct fab_source *before;
 	/*
-	 * a counter of the RMA operations this endpoint was the target of and
-	 * of its receives (FI_REMOTE_WRITE | FI_REMOTE_READ | FI_RECV), or
-	 * NULL; the progress thread
-	 * reads it after each drain: while it moves, the thread polls without
-	 * sleeping (fab_progress.spin_ns).  Set before fab_source_add.
+	 * Traffic to watch (fab_progress.spin_ns; set before fab_source_add):
+	 * watch, the thread looks after each of its drains at activity, a
+	 * counter of the RMA operations the endpoint was the target of
+	 * (FI_REMOTE_WRITE | FI_REMOTE_READ; NULL: none), plus rx_events, the
+	 * application's receives the source's drains delivered (the
+	 * protocol's own messages, keep-alives among them, are not counted:
+	 * they must not keep the thread busy).  While the sum moves the thread
+	 * polls without sleeping.
 	 */
+	bool watch;
 	struct fid_cntr *activity;
+	_Atomic uint64_t rx_events;
 	uint64_t activity_seen;
 	/*
 	 * The progress thread's own bookkeeping (fabric_progress.c): whether
@@ -192,10 +197,10 @@ struct fab_progress {
 	 * Target-side progress without a wait fd (shm): an RMA operation
 	 * against this process executes only when the thread drains the
 	 * endpoint, which it does once a millisecond when nothing wakes it.
-	 * So does a message sent to it.  After an activity counter moved
-	 * (fab_source.activity) it polls
-	 * again at once, yielding the CPU between rounds, until spin_ns passed
-	 * without a move (RPMA_FABRIC_SPIN_US; 0: never).
+	 * So does a message sent to it.  After a watched source saw traffic
+	 * (fab_source.watch) the thread polls again at once, yielding the
+	 * CPU between rounds, until spin_ns passed without more
+	 * (RPMA_FABRIC_SPIN_US; 0: never).
 	 */
 	uint64_t spin_ns;
 	uint64_t busy_until_ns; /* the thread's own */
@@ -567,7 +572,7 @@ struct fab_conn {
 	 */
 	struct fab_rdm *rdm;
 	fi_addr_t dest;
-	/* over RDM without a wait fd: what the thread watches (fab_source.activity) */
+	/* over RDM without a wait fd: the RMA counter the thread watches (fab_source.activity) */
 	struct fid_cntr *rma_cntr;
 	/* posts take the slow path: grouped (grp) or over reliable datagrams (rdm) */
 	bool wrap;
@@ -751,6 +756,13 @@ int fab_peer_fini(struct rpma_peer *peer);
 /* ----- fabric_progress.c: the progress engine */
 int fab_progress_start(struct fab_peer *p);
 void fab_progress_stop(struct fab_peer *p);
+/* fab_source_count_rx -- an application receive for fab_source.rx_events (drains are serialised) */
+static inline void fab_source_count_rx(struct fab_source *src)
+{
+	uint64_t v = atomic_load_explicit(&src->rx_events, memory_order_relaxed);
+	atomic_store_explicit(&src->rx_events, v + 1, memory_order_relaxed);
+}
+
 void fab_source_init(struct fab_source *src, struct fab_peer *peer, struct fid *fid,
 		     fab_drain_fn *drain, void *arg);
 void fab_source_add(struct fab_peer *peer, struct fab_source *src);

@@ -867,10 +867,13 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		fab_source_init(&c->tx_src, p, &c->txcq->fid,
 				p->rdm ? fab_drain_tx_rdm : fab_drain_tx, c);
 		c->tx_src.activity = c->rma_cntr;
+		c->tx_src.watch = p->rdm && p->prog.spin_ns != 0 && c->tx_src.fd < 0;
 	}
-	if (c->rxcq)
+	if (c->rxcq) {
 		fab_source_init(&c->rx_src, p, &c->rxcq->fid,
 				p->rdm ? fab_drain_rx_rdm : fab_drain_rx, c);
+		c->rx_src.watch = p->rdm && p->prog.spin_ns != 0 && c->rx_src.fd < 0;
+	}
 	if (c->srq) {
 		ret = fab_srq_attach(c->srq, c);
 		if (ret)

@@ -665,8 +665,10 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 				/* a control message of the connection protocol (fabric_rdm.c) */
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
-				if (rdm && (e[i].flags & FI_RECV))
+				if (rdm && (e[i].flags & FI_RECV)) {
 					(void)fab_rdm_recv_done(c, &e[i].op_context);
+					fab_source_count_rx(src);
+				}
 				enum ibv_wc_opcode opc = IBV_WC_SEND;
 				int u = rdm ? fab_rdm_op_unwrap(c, &e[i].op_context, &opc, true)
 					    : FAB_RDM_OP_NONE;
@@ -772,8 +774,10 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 			for (ssize_t i = 0; i < n; i++) {
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
-				if (rdm)
+				if (rdm) {
 					(void)fab_rdm_recv_done(c, &e[i].op_context);
+					fab_source_count_rx(src);
+				}
 				used += fab_rx_entry(c, to, &e[i]);
 			}
 			fab_cq_unreserve(to, room - used);

@@ -353,12 +353,15 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
  * for the next steps
  */
 /*
- * fab_progress_activity -- the source's endpoint was the target of RMA
- * operations since the last look: keep polling for spin_ns (fabric.h)
+ * fab_progress_activity -- the source saw RMA operations against its
+ * endpoint or receives since the last look: keep polling for spin_ns
+ * (fabric.h)
  */
 static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now)
 {
-	uint64_t v = fi_cntr_read(s->activity);
+	uint64_t v = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
+	if (s->activity)
+		v += fi_cntr_read(s->activity);
 	if (v == s->activity_seen)
 		return;
 	s->activity_seen = v;
@@ -378,7 +381,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		if (!atomic_load(&s->parked) ||
 		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains) {
 			fab_source_drain(s);
-			if (s->activity && !atomic_load(&s->parked))
+			if (s->watch && !atomic_load(&s->parked))
 				fab_progress_activity(pr, s, now);
 		}
 		uint64_t dl = atomic_load(&s->deadline_ns);

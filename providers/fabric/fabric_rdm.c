@@ -1253,9 +1253,9 @@ int fab_rdm_conn_bind(struct fab_conn *c)
 /*
  * fab_rdm_conn_watch -- before fi_enable(): when the endpoint's CQ has no
  * wait fd (shm), RMA operations against this side and messages to it
- * execute only at this side's progress; a counter of them tells the
- * progress thread to poll without sleeping while they come
- * (fab_progress.spin_ns).  Without the
+ * execute only at this side's progress; a counter of the RMA operations
+ * (the drains count the receives) tells the progress thread to poll
+ * without sleeping while they come (fab_source.watch).  Without the
  * counter the thread polls once a millisecond, as for every such CQ.
  */
 void fab_rdm_conn_watch(struct fab_conn *c, struct fid *cq)
@@ -1268,7 +1268,7 @@ void fab_rdm_conn_watch(struct fab_conn *c, struct fid *cq)
 	struct fid_cntr *cntr;
 	int ret = fi_cntr_open(p->domain, &attr, &cntr, NULL);
 	if (ret == 0) {
-		ret = fi_ep_bind(c->ep, &cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ | FI_RECV);
+		ret = fi_ep_bind(c->ep, &cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ);
 		if (ret) {
 			(void)fi_close(&cntr->fid);
 			cntr = NULL;
