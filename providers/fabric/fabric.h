@@ -137,11 +137,11 @@ struct fab_source {
 	 * Traffic to watch (fab_progress.spin_ns; set before fab_source_add):
 	 * watch, the thread looks after each of its drains at activity, a
 	 * counter of the RMA operations the endpoint was the target of
-	 * (FI_REMOTE_WRITE | FI_REMOTE_READ; NULL: none), plus rx_events, the
-	 * application's receives the source's drains delivered (the
+	 * (FI_REMOTE_WRITE | FI_REMOTE_READ; NULL: none), and at rx_events,
+	 * the application's receives the source's drains delivered (the
 	 * protocol's own messages, keep-alives among them, are not counted:
-	 * they must not keep the thread busy).  While the sum moves the thread
-	 * polls without sleeping.
+	 * they must not keep the thread busy), of which only those of its own
+	 * drain count.  While either moves the thread polls without sleeping.
 	 */
 	bool watch;
 	struct fid_cntr *activity;

@@ -353,19 +353,23 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
  * for the next steps
  */
 /*
- * fab_progress_activity -- the source saw RMA operations against its
- * endpoint or receives since the last look: keep polling for spin_ns
- * (fabric.h)
+ * fab_progress_activity -- RMA operations against the source's endpoint
+ * since the last look, or receives the thread's own drain delivered (rx0:
+ * rx_events before it; a program that polls the CQ takes its receives
+ * itself, and the thread must not compete with it): keep polling for
+ * spin_ns (fabric.h)
  */
-static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now)
+static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now,
+				  uint64_t rx0)
 {
-	uint64_t v = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
-	if (s->activity)
-		v += fi_cntr_read(s->activity);
-	if (v == s->activity_seen)
-		return;
-	s->activity_seen = v;
-	pr->busy_until_ns = now + pr->spin_ns;
+	bool moved = atomic_load_explicit(&s->rx_events, memory_order_relaxed) != rx0;
+	if (s->activity) {
+		uint64_t v = fi_cntr_read(s->activity);
+		moved |= v != s->activity_seen;
+		s->activity_seen = v;
+	}
+	if (moved)
+		pr->busy_until_ns = now + pr->spin_ns;
 }
 
 static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
@@ -380,9 +384,10 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		/* a parked source the user still drains needs nothing from us */
 		if (!atomic_load(&s->parked) ||
 		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains) {
+			uint64_t rx0 = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
 			fab_source_drain(s);
 			if (s->watch && !atomic_load(&s->parked))
-				fab_progress_activity(pr, s, now);
+				fab_progress_activity(pr, s, now, rx0);
 		}
 		uint64_t dl = atomic_load(&s->deadline_ns);
 		if (dl != 0) {
