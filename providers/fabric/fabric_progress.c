@@ -354,10 +354,10 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
  */
 /*
  * fab_progress_activity -- RMA operations against the source's endpoint
- * since the last look, or receives the thread's own drain delivered (rx0:
- * rx_events before it; a program that polls the CQ takes its receives
- * itself, and the thread must not compete with it): keep polling for
- * spin_ns (fabric.h)
+ * since the last look, or receives the thread's own drain delivered to a
+ * CQ the program sleeps on (rx0: rx_events before it; a program that polls
+ * the CQ takes its receives itself, and the thread must not compete with
+ * it): keep polling for spin_ns (fabric.h)
  */
 static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now,
 				  uint64_t rx0)
@@ -386,6 +386,9 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains) {
 			uint64_t rx0 = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
 			fab_source_drain(s);
+			/* receives count where the program sleeps on the CQ, not polls it */
+			if (s->feeds == NULL || !atomic_load(&s->feeds->waited))
+				rx0 = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
 			if (s->watch && !atomic_load(&s->parked))
 				fab_progress_activity(pr, s, now, rx0);
 		}
