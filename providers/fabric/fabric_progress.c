@@ -347,12 +347,6 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
 }
 
 /*
- * fab_progress_drain -- drain the round's sources (but parked ones the user
- * drains), fire expired deadlines, note the nearest one, sources without a
- * wait fd and the ones that park; the parked list and the fi_trywait() set
- * for the next steps
- */
-/*
  * fab_progress_activity -- RMA operations against the source's endpoint
  * since the last look, or receives the thread's own drain delivered to a
  * CQ the program sleeps on (rx0: rx_events before it; a program that polls
@@ -372,6 +366,12 @@ static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s,
 		pr->busy_until_ns = now + pr->spin_ns;
 }
 
+/*
+ * fab_progress_drain -- drain the round's sources (but parked ones the user
+ * drains), fire expired deadlines, note the nearest one, sources without a
+ * wait fd and the ones that park; the parked list and the fi_trywait() set
+ * for the next steps
+ */
 static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 {
 	r->timeout = FAB_SAFETY_NET_MS; /* every change kicks the thread */
@@ -549,7 +549,7 @@ static void *fab_progress_thread(void *arg)
 
 /*
  * fab_spin_ns -- RPMA_FABRIC_SPIN_US: how long the thread keeps polling after
- * RMA traffic against an endpoint without a wait fd (fabric.h)
+ * traffic reached an endpoint without a wait fd (fabric.h)
  */
 static uint64_t fab_spin_ns(void)
 {
@@ -562,7 +562,7 @@ static uint64_t fab_spin_ns(void)
 		if (*end != '\0' || errno != 0 || n > FAB_SPIN_US_MAX || *v == '-')
 			FAB_LOG_WARNING("RPMA_FABRIC_SPIN_US=%s is not a number of microseconds "
 					"up to %u: %u kept",
-					v, FAB_SPIN_US_MAX, FAB_SPIN_US);
+					v, (unsigned)FAB_SPIN_US_MAX, (unsigned)FAB_SPIN_US);
 		else
 			us = n;
 	}
