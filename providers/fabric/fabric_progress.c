@@ -356,7 +356,9 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
 static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now,
 				  uint64_t rx0)
 {
-	bool moved = atomic_load_explicit(&s->rx_events, memory_order_relaxed) != rx0;
+	/* receives count where the program sleeps on the CQ, not polls it */
+	bool moved = s->feeds != NULL && atomic_load(&s->feeds->waited) &&
+		     atomic_load_explicit(&s->rx_events, memory_order_relaxed) != rx0;
 	if (s->activity) {
 		uint64_t v = fi_cntr_read(s->activity);
 		moved |= v != s->activity_seen;
@@ -384,11 +386,10 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		/* a parked source the user still drains needs nothing from us */
 		if (!atomic_load(&s->parked) ||
 		    atomic_load_explicit(&s->user_drains, memory_order_acquire) == s->seen_drains) {
-			uint64_t rx0 = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
+			uint64_t rx0 =
+				s->watch ? atomic_load_explicit(&s->rx_events, memory_order_relaxed)
+					 : 0;
 			fab_source_drain(s);
-			/* receives count where the program sleeps on the CQ, not polls it */
-			if (s->feeds == NULL || !atomic_load(&s->feeds->waited))
-				rx0 = atomic_load_explicit(&s->rx_events, memory_order_relaxed);
 			if (s->watch && !atomic_load(&s->parked))
 				fab_progress_activity(pr, s, now, rx0);
 		}

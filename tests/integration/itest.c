@@ -366,15 +366,15 @@ struct rpma_conn_req *itest_next_req(struct rpma_ep *ep, const struct rpma_conn_
 }
 
 /* itest_now_ms -- a monotonic clock in ms */
-long long itest_now_ms(void)
+static long long itest_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* itest_wc -- one completion within ms (polling with short sleeps) */
-int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms)
+/* itest_wc_nap -- one completion within ms, polling with naps of nap_us (0: none) */
+static int itest_wc_nap(struct rpma_cq *cq, struct ibv_wc *wc, int ms, useconds_t nap_us)
 {
 	long long until = itest_now_ms() + ms;
 	for (;;) {
@@ -387,8 +387,21 @@ int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms)
 		cr_assert_eq(ret, RPMA_E_NO_COMPLETION, "rpma_cq_get_wc: %s", rpma_err_2str(ret));
 		if (itest_now_ms() >= until)
 			return RPMA_E_NO_COMPLETION;
-		usleep(200);
+		if (nap_us)
+			usleep(nap_us);
 	}
+}
+
+/* itest_wc -- one completion within ms (polling with short sleeps) */
+int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms)
+{
+	return itest_wc_nap(cq, wc, ms, 200);
+}
+
+/* itest_wc_busy -- itest_wc busy-polling: no nap bounds the pace */
+int itest_wc_busy(struct rpma_cq *cq, struct ibv_wc *wc, int ms)
+{
+	return itest_wc_nap(cq, wc, ms, 0);
 }
 
 /* itest_expect_wc -- one successful completion of the given kind */

@@ -399,11 +399,7 @@ static long stream_ms(struct itest_dpair *d, struct rpma_cq *cq, int n, int seed
 			     0);
 		/* busy polling: itest_wc's naps would bound the stream instead */
 		struct ibv_wc wc;
-		int got = 0, ret;
-		long long until = itest_now_ms() + ITEST_WAIT_MS;
-		while ((ret = rpma_cq_get_wc(cq, 1, &wc, &got)) == RPMA_E_NO_COMPLETION &&
-		       itest_now_ms() < until)
-			;
+		int ret = itest_wc_busy(cq, &wc, ITEST_WAIT_MS);
 		cr_assert_eq(ret, 0, "write %d: %s", i, rpma_err_2str(ret));
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "write %d: %s", i,
 			     ibv_wc_status_str(wc.status));
