@@ -171,6 +171,12 @@ struct fab_source {
 #define FAB_SPIN_US	1000
 #define FAB_SPIN_US_MAX 1000000
 /*
+ * while it polls, the progress thread yields the CPU at once after it woke a
+ * sleeper of the program (fab_cq_woke), else once FAB_YIELD_NS passed since
+ * its last yield
+ */
+#define FAB_YIELD_NS 50000
+/*
  * the longest a sleeper of the provider (the progress thread, a thread in
  * rpma_cq_wait() driving its CQ itself) sleeps without looking at its
  * sources: a wakeup lost somewhere costs at most this, never a hang
@@ -198,12 +204,13 @@ struct fab_progress {
 	 * against this process executes only when the thread drains the
 	 * endpoint, which it does once a millisecond when nothing wakes it.
 	 * So does a message sent to it.  After a watched source saw traffic
-	 * (fab_source.watch) the thread polls again at once, yielding the
-	 * CPU between rounds, until spin_ns passed without more
-	 * (RPMA_FABRIC_SPIN_US; 0: never).
+	 * (fab_source.watch) the thread polls again at once until spin_ns
+	 * passed without more (RPMA_FABRIC_SPIN_US; 0: never), yielding the
+	 * CPU after it woke the program and every FAB_YIELD_NS.
 	 */
 	uint64_t spin_ns;
 	uint64_t busy_until_ns; /* the thread's own */
+	uint64_t yielded_ns;	/* the thread's own: its last sched_yield() */
 };
 
 /*
@@ -815,6 +822,11 @@ uint32_t fab_cq_reserve(struct fab_cq *cq, uint32_t want);
 void fab_cq_unreserve(struct fab_cq *cq, uint32_t n);
 void fab_cq_push(struct fab_cq *cq, const struct ibv_wc *wc);
 void fab_cq_commit(struct fab_cq *cq, const struct ibv_wc *wc, uint32_t n, uint32_t reserved);
+/*
+ * set when the calling thread notified a CQ's channel (a sleeper of the
+ * program may have woken); the progress thread reads and clears it
+ */
+extern _Thread_local bool fab_cq_woke;
 int fab_cq_add_feeder(struct fab_cq *cq, struct fab_source *src);
 void fab_cq_del_feeder(struct fab_cq *cq, struct fab_source *src);
 enum ibv_wc_status fab_wc_status(int err);

@@ -312,10 +312,13 @@ void fab_cq_commit(struct fab_cq *cq, const struct ibv_wc *wc, uint32_t n, uint3
 		fab_cq_notify(cq);
 }
 
+_Thread_local bool fab_cq_woke;
+
 /* fab_cq_notify -- tell the channel that cq fired (its armed flag was cleared under its lock) */
 static void fab_cq_notify(struct fab_cq *cq)
 {
 	struct fab_chan *ch = cq->chan;
+	fab_cq_woke = true;
 	pthread_mutex_lock(&ch->lock);
 	if (ch->nfired < (int)(sizeof(ch->fired) / sizeof(ch->fired[0])))
 		ch->fired[ch->nfired++] = cq;
