@@ -348,7 +348,8 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
 
 /*
  * fab_progress_activity -- RMA operations against the source's endpoint
- * since the last look, or receives the thread's own drain delivered to a
+ * since the last look (unless the program polls its CQ: fabric.h), or
+ * receives the thread's own drain delivered to a
  * CQ the program sleeps on (rx0: rx_events before it; a program that polls
  * the CQ takes its receives itself, and the thread must not compete with
  * it): keep polling for spin_ns (fabric.h)
@@ -361,7 +362,13 @@ static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s,
 		     atomic_load_explicit(&s->rx_events, memory_order_relaxed) != rx0;
 	if (s->activity) {
 		uint64_t v = fi_cntr_read(s->activity);
-		moved |= v != s->activity_seen;
+		uint32_t u = atomic_load_explicit(&s->user_drains, memory_order_relaxed);
+		if (u != s->seen_polls) {
+			s->seen_polls = u;
+			s->polled_ns = now;
+		}
+		/* the program polls the CQ: its polls drive the endpoint */
+		moved |= v != s->activity_seen && now - s->polled_ns >= FAB_POLLED_NS;
 		s->activity_seen = v;
 	}
 	if (moved)
