@@ -49,6 +49,7 @@ struct rb_conn {
 	bool server;
 	int cq_fd, ev_fd;
 	unsigned idle;
+	bool gone; /* the connection ended; its CQ is drained before that is reported */
 	char atomic_src[8] __attribute__((aligned(8)));
 };
 
@@ -194,15 +195,22 @@ static int rb_server_wait(struct rb_conn *rc)
 
 	if (rc->cq_fd < 0) /* no descriptor: plain rpma_cq_wait */
 		return rpma_cq_wait(rc->cq);
+	/* the caller found the CQ empty after the end: nothing more will come */
+	if (rc->gone)
+		return BENCH_E_CLOSED;
 	ret = poll(p, rc->ev_fd < 0 ? 1 : 2, 1000);
 	if (ret < 0 && errno != EINTR) {
 		bench_log("poll: %s", strerror(errno));
 		return BENCH_E_FAIL;
 	}
-	if (ret > 0 && (p[1].revents & POLLIN) && rb_peer_gone(rc))
-		return BENCH_E_CLOSED;
 	if (ret > 0 && (p[0].revents & POLLIN))
 		return rpma_cq_wait(rc->cq);
+	/*
+	 * the end may be reported before the client's last message (its
+	 * goodbye) was taken from the CQ: the caller polls the CQ once more
+	 */
+	if (ret > 0 && (p[1].revents & POLLIN) && rb_peer_gone(rc))
+		rc->gone = true;
 	return RPMA_E_NO_COMPLETION;
 }
 
