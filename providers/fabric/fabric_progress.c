@@ -349,10 +349,10 @@ static void fab_source_watch(struct fab_progress *pr, struct fab_round *r, struc
 /*
  * fab_progress_activity -- RMA operations against the source's endpoint
  * since the last look (unless the program polls its CQ: fabric.h), or
- * receives the thread's own drain delivered to a
- * CQ the program sleeps on (rx0: rx_events before it; a program that polls
- * the CQ takes its receives itself, and the thread must not compete with
- * it): keep polling for spin_ns (fabric.h)
+ * receives the thread's own drain delivered to a CQ the program sleeps on
+ * (rx0: rx_events before it; a program that polls the CQ takes its
+ * receives itself, and the thread must not compete with it): keep polling
+ * for spin_ns (fabric.h)
  */
 static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s, uint64_t now,
 				  uint64_t rx0)
