@@ -499,6 +499,11 @@ struct fab_imm_slot {
 	 */
 	_Atomic int left; /* completions of the pair still to come */
 	bool want;	  /* the application asked for the completion of a success */
+	/*
+	 * reliable datagrams: the write was posted, the send could not be
+	 * (fab_imm_unsent): the pair completes with an error
+	 */
+	_Atomic bool unsent;
 };
 
 /*
@@ -946,6 +951,7 @@ bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
 void fab_rdm_ended(struct fab_conn *c);
 void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);
+void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s);
 int fab_rdm_flush_wait(struct fab_conn *c);
 void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);

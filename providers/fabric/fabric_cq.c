@@ -576,6 +576,36 @@ bool fab_imm_flushed(struct fab_conn *c, void *ctx)
 }
 
 /*
+ * fab_imm_unsent -- over reliable datagrams the write of a pair was posted
+ * but its send could not be (the connection ended meanwhile, which the
+ * refused write itself may have caused: access/no_remote_write over
+ * tcp;ofi_rxm).  The pair counts as posted, as on a verbs queue pair in the
+ * error state, and completes once, with an error: the write's own, or
+ * IBV_WC_WR_FLUSH_ERR once the write is done (here when it already is, else
+ * at its completion: fab_tx_entry)
+ */
+void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s)
+{
+	/* before the count: the write's completion that comes last sees it */
+	atomic_store_explicit(&s->unsent, true, memory_order_release);
+	if (!fab_imm_last(s) || atomic_exchange(&s->err_seen, true))
+		return;
+	if (fab_cq_reserve(c->cq, 1) == 0) {
+		FAB_LOG_ERROR("qp %u: no room for the completion of a write with immediate data "
+			      "whose send was not posted",
+			      c->qp_num);
+		return;
+	}
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.opcode = IBV_WC_RDMA_WRITE;
+	wc.qp_num = c->qp_num;
+	fab_cq_push(c->cq, &wc);
+}
+
+/*
  * fab_tx_entry -- the completion of a successful send-side entry in *wc;
  * false when it is not reported (a staged atomic write nobody asked for)
  */
@@ -590,8 +620,18 @@ static bool fab_tx_entry(struct fab_conn *c, const struct fi_cq_data_entry *e, s
 		wc->opcode = IBV_WC_RDMA_WRITE;
 		wc->byte_len = 0;
 		/* reliable datagrams: the last half, if nothing failed and it is wanted */
-		if (c->rdm && (!fab_imm_last(s) || atomic_load(&s->err_seen) || !s->want))
-			return false;
+		if (c->rdm) {
+			if (!fab_imm_last(s) || atomic_load(&s->err_seen))
+				return false;
+			if (atomic_load_explicit(&s->unsent, memory_order_acquire)) {
+				/* the write is done, its send never went (fab_imm_unsent) */
+				atomic_store(&s->err_seen, true);
+				wc->status = IBV_WC_WR_FLUSH_ERR;
+				return true;
+			}
+			if (!s->want)
+				return false;
+		}
 	}
 	if (st) {
 		/* a staged atomic write: the user may not want it */

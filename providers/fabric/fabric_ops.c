@@ -247,6 +247,7 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	c->imm_next = (c->imm_next + 1) % c->nimm_slots;
 	s->op_context = op_context;
 	atomic_store_explicit(&s->err_seen, false, memory_order_relaxed);
+	atomic_store_explicit(&s->unsent, false, memory_order_relaxed);
 	/*
 	 * reliable datagrams: both halves complete, the last reports the pair
 	 * (fabric.h); the write is delivered, as a plain write is (rxm completes
@@ -276,23 +277,33 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	if (p->has_delivery && !p->rdm)
 		ff |= FI_DELIVERY_COMPLETE;
 	void *ctx = s;
-	fab_op_wrap(c, c->cq, &ctx, &ff);
-	if (c->rdm) {
-		int w = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
-		if (w)
-			return w;
+	/* fab_op_wrap, without its return: the write may have gone already */
+	int ret = __builtin_expect(c->wrap, 0) ? fab_op_begin(c, c->cq, &ctx, &ff) : 0;
+	if (ret == 0 && c->rdm)
+		ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
+	if (ret == 0) {
+		struct fi_msg msg = {
+			.msg_iov = NULL,
+			.desc = NULL,
+			.iov_count = 0,
+			.addr = c->dest,
+			.context = ctx,
+			.data = (high << 32) | imm,
+		};
+		ret = fab_posted(c,
+				 fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)),
+						 "fi_sendmsg(imm)"),
+				 ctx);
 	}
-	struct fi_msg msg = {
-		.msg_iov = NULL,
-		.desc = NULL,
-		.iov_count = 0,
-		.addr = c->dest,
-		.context = ctx,
-		.data = (high << 32) | imm,
-	};
-	return fab_posted(
-		c, fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg(imm)"),
-		ctx);
+	/* the write went: the pair is posted, and completes with an error */
+	if (ret && c->rdm && len) {
+		RPMA_LOG_INFO("fabric: qp %u: the notification of a write with immediate data "
+			      "was not posted (%s): the write completes with an error",
+			      c->qp_num, rpma_err_2str(ret));
+		fab_imm_unsent(c, s);
+		return 0;
+	}
+	return ret;
 }
 
 /* fab_write -- rpma_write() (completion levels: fabric.h) */
