@@ -298,8 +298,8 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	/* the write went: the pair is posted, and completes with an error */
 	if (ret && c->rdm && len) {
 		RPMA_LOG_INFO("fabric: qp %u: the notification of a write with immediate data "
-			      "was not posted (%s): the write completes with an error",
-			      c->qp_num, rpma_err_2str(ret));
+			      "was not posted (error %d): the write completes with an error",
+			      c->qp_num, ret);
 		fab_imm_unsent(c, s);
 		return 0;
 	}
