@@ -952,6 +952,7 @@ void fab_rdm_ended(struct fab_conn *c);
 void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);
 void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s);
+bool fab_push_flushed(struct fab_conn *c, uint64_t wr_id, enum ibv_wc_opcode opcode);
 int fab_rdm_flush_wait(struct fab_conn *c);
 void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);

@@ -576,6 +576,28 @@ bool fab_imm_flushed(struct fab_conn *c, void *ctx)
 }
 
 /*
+ * fab_push_flushed -- report an operation the connection's end (or a post
+ * that could not follow) will never complete: an IBV_WC_WR_FLUSH_ERR
+ * completion with wr_id and opcode in the connection's CQ; false when the
+ * CQ has no room for it (logged)
+ */
+bool fab_push_flushed(struct fab_conn *c, uint64_t wr_id, enum ibv_wc_opcode opcode)
+{
+	if (fab_cq_reserve(c->cq, 1) == 0) {
+		FAB_LOG_ERROR("qp %u: no room for a flushed operation's completion", c->qp_num);
+		return false;
+	}
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.opcode = opcode;
+	wc.qp_num = c->qp_num;
+	fab_cq_push(c->cq, &wc);
+	return true;
+}
+
+/*
  * fab_imm_unsent -- over reliable datagrams the write of a pair was posted
  * but its send could not be (the connection ended meanwhile, which the
  * refused write itself may have caused: access/no_remote_write over
@@ -590,19 +612,7 @@ void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s)
 	atomic_store_explicit(&s->unsent, true, memory_order_release);
 	if (!fab_imm_last(s) || atomic_exchange(&s->err_seen, true))
 		return;
-	if (fab_cq_reserve(c->cq, 1) == 0) {
-		FAB_LOG_ERROR("qp %u: no room for the completion of a write with immediate data "
-			      "whose send was not posted",
-			      c->qp_num);
-		return;
-	}
-	struct ibv_wc wc;
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = (uint64_t)(uintptr_t)s->op_context;
-	wc.status = IBV_WC_WR_FLUSH_ERR;
-	wc.opcode = IBV_WC_RDMA_WRITE;
-	wc.qp_num = c->qp_num;
-	fab_cq_push(c->cq, &wc);
+	(void)fab_push_flushed(c, (uint64_t)(uintptr_t)s->op_context, IBV_WC_RDMA_WRITE);
 }
 
 /*

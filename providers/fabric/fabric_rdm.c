@@ -939,25 +939,14 @@ static void fab_rdm_flush_ops(struct fab_conn *c)
 			continue;
 		if (!fab_imm_flushed(c, op->op_context))
 			continue; /* the other half of a write with immediate data reported it */
-		if (fab_cq_reserve(c->cq, 1) == 0) {
-			FAB_LOG_ERROR("qp %u: no room for a flushed operation's completion",
-				      c->qp_num);
-			continue;
-		}
-		struct ibv_wc wc;
-		memset(&wc, 0, sizeof(wc));
 		void *ctx = op->op_context;
 		struct fab_stage_slot *st = fab_stage_of(c, ctx);
 		if (st) {
 			ctx = (void *)st->op_context;
 			atomic_store(&st->taken, false);
 		}
-		wc.wr_id = (uint64_t)(uintptr_t)fab_imm_context(c, ctx);
-		wc.status = IBV_WC_WR_FLUSH_ERR;
-		wc.opcode = op->opcode;
-		wc.qp_num = c->qp_num;
-		fab_cq_push(c->cq, &wc);
-		n++;
+		if (fab_push_flushed(c, (uint64_t)(uintptr_t)fab_imm_context(c, ctx), op->opcode))
+			n++;
 	}
 	if (n)
 		FAB_LOG_INFO("qp %u: %u operations flushed", c->qp_num, n);
