@@ -72,9 +72,17 @@ static inline uint64_t fab_imm_write_level(const struct fab_peer *p, uint64_t rk
 	return level == FI_COMMIT_COMPLETE ? level : 0;
 }
 
+/* fab_conn_ended -- has the connection's final event been reported? */
+static inline bool fab_conn_ended(struct fab_conn *c)
+{
+	return atomic_load_explicit(&c->state, memory_order_relaxed) == FAB_CONN_DONE;
+}
+
 /*
  * FAB_POST -- run a posting call, driving progress while libfabric says the
- * queue is full (-FI_EAGAIN), for at most FAB_POST_WAIT_NS
+ * queue is full (-FI_EAGAIN), for at most FAB_POST_WAIT_NS, and not after
+ * the connection ended: a dead peer's queue never empties
+ * (peerkill/stream_server_dies over shm waited the whole 2 s)
  */
 #define FAB_POST(c, call)                                         \
 	({                                                        \
@@ -86,6 +94,8 @@ static inline uint64_t fab_imm_write_level(const struct fab_peer *p, uint64_t rk
 				_until = _now + FAB_POST_WAIT_NS; \
 			else if (_now > _until)                   \
 				break;                            \
+			if (fab_conn_ended(c))                    \
+				break;                            \
 			fab_conn_progress(c);                     \
 		}                                                 \
 		_r;                                               \
@@ -96,6 +106,11 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 {
 	if (ret == 0)
 		return 0;
+	if (ret == -FI_EAGAIN && fab_conn_ended(c)) {
+		RPMA_LOG_ERROR("fabric: qp %u: %s: the connection ended while its queue was full",
+			       c->qp_num, what);
+		return RPMA_E_PROVIDER;
+	}
 	RPMA_LOG_ERROR("fabric: qp %u: %s failed: %s", c->qp_num, what, fi_strerror((int)-ret));
 	if (ret == -FI_EAGAIN)
 		return RPMA_E_PROVIDER; /* the queue stayed full */

@@ -556,6 +556,25 @@ PROVIDER_TEST(peerkill, setup_client_dies)
  * dies mid-stream: every posted operation completes (successfully before the
  * death, with an error after), or posting fails; then LOST or CLOSED
  */
+/*
+ * pk_watch -- a thread that notes when the survivor's connection event fd
+ * becomes readable (its end was reported), without taking the event
+ */
+struct pk_watch {
+	int fd;
+	long long deadline; /* ms, pk_now_ms() */
+	long long t_end;    /* when the fd became readable; -1: not by the deadline */
+	pthread_t th;
+};
+
+static void *pk_watch_run(void *arg)
+{
+	struct pk_watch *w = arg;
+	long long left = w->deadline - pk_now_ms();
+	w->t_end = pk_wait_fd(w->fd, left > 0 ? (int)left : 0) ? pk_now_ms() : -1;
+	return NULL;
+}
+
 PROVIDER_TEST(peerkill, stream_server_dies)
 {
 	struct pk k;
@@ -565,20 +584,34 @@ PROVIDER_TEST(peerkill, stream_server_dies)
 	int post_ret = 0;
 	enum ibv_wc_status first_err = IBV_WC_SUCCESS;
 	long long t_err = 0, until = pk_now_ms() + PK_WAIT_MS;
+	/* the post that took longest after the kill: its start and its return */
+	long long t_post = 0, t_post_ret = 0;
+	struct pk_watch watch = {.fd = -1, .t_end = -1};
+	bool watching = false;
 	while (pk_now_ms() < until) {
 		if (k.victim > 0 && done >= PK_BEFORE_KILL) {
 			pk_kill(&k);
 			until = k.t_kill +
 				pk_deadline_ms(&k); /* the deadline counts from the kill */
+			cr_assert_eq(rpma_conn_get_event_fd(k.conn, &watch.fd), 0);
+			watch.deadline = until;
+			cr_assert_eq(pthread_create(&watch.th, NULL, pk_watch_run, &watch), 0);
+			watching = true;
 		}
 		while (post_ret == 0 && posted - done < PK_WINDOW) {
 			size_t off = (size_t)(posted % 64) * 4096;
+			long long t0 = pk_now_ms();
 			post_ret = (posted % 4 == 3)
 					   ? rpma_flush(k.conn, k.rmr, off, 4096,
 							RPMA_FLUSH_TYPE_VISIBILITY,
 							RPMA_F_COMPLETION_ALWAYS, NULL)
 					   : rpma_write(k.conn, k.rmr, off, k.reg.mr, off, 4096,
 							RPMA_F_COMPLETION_ALWAYS, NULL);
+			long long t1 = pk_now_ms();
+			if (k.victim <= 0 && t1 - t0 >= t_post_ret - t_post) {
+				t_post = t0;
+				t_post_ret = t1;
+			}
 			if (post_ret == 0)
 				posted++;
 		}
@@ -617,14 +650,30 @@ PROVIDER_TEST(peerkill, stream_server_dies)
 	cr_assert_eq(done, posted, "%ld operations posted, %ld completed", posted, done);
 	if (post_ret)
 		cr_assert_eq(post_ret, RPMA_E_PROVIDER, "posting: %s", rpma_err_2str(post_ret));
+	if (watching)
+		cr_assert_eq(pthread_join(watch.th, NULL), 0);
+	/*
+	 * a post waiting for room toward the dead server stops once the
+	 * connection's end is reported (over shm one went on for 2 s)
+	 */
+	long long end_ms = watch.t_end < 0 ? -1 : watch.t_end - k.t_kill;
+	if (watch.t_end >= 0 && t_post_ret > watch.t_end) {
+		long long late = t_post_ret - (t_post > watch.t_end ? t_post : watch.t_end);
+		cr_assert_leq(late, 500,
+			      "a post returned %lld ms after the connection's end was reported "
+			      "(%lld ms after the kill)",
+			      late, end_ms);
+	}
 	long long ev_ms = 0;
 	enum rpma_conn_event ev = pk_end_event(&k, &ev_ms);
 	fprintf(stderr,
 		"[peerkill] %s/%s: stream, server dies: %ld posted, %ld ok after the kill, %ld "
-		"errors (first %s after %lld ms), post %s, event %s after %lld ms\n",
+		"errors (first %s after %lld ms), post %s (the longest took %lld ms), "
+		"event %s after %lld ms (on the fd after %lld ms)\n",
 		prov, itest_libfabric_prov(), posted, ok_after, errors,
 		errors ? ibv_wc_status_str(first_err) : "-", t_err,
-		post_ret ? rpma_err_2str(post_ret) : "ok", rpma_utils_conn_event_2str(ev), ev_ms);
+		post_ret ? rpma_err_2str(post_ret) : "ok", t_post_ret - t_post,
+		rpma_utils_conn_event_2str(ev), ev_ms, end_ms);
 	pk_finish(&k);
 }
 
