@@ -960,6 +960,47 @@ void fab_drain_rx_rdm(struct fab_source *src);
 /* ----- fabric_ops.c: the data path */
 size_t fab_inject_size(size_t offered);
 void fab_conn_progress(struct fab_conn *c);
+void fab_conn_progress_spin(struct fab_conn *c);
+
+/*
+ * a loop that drives a connection's progress while it waits (a full queue,
+ * earlier operations to complete, a free record): FAB_WAIT_INIT, then
+ * fab_conn_wait_round() once a round
+ */
+struct fab_conn_wait {
+	uint64_t until; /* when it gives up; 0: not started */
+	uint64_t yield; /* when it yields the processor next */
+};
+#define FAB_WAIT_INIT \
+	{             \
+		0, 0  \
+	}
+
+/*
+ * fab_conn_wait_round -- one round of such a loop: false once limit_ns
+ * passed since its first round, else the connection's sources drained and,
+ * every FAB_YIELD_NS, the processor yielded (over shm, which takes one
+ * delivered write per peer at a time, a yield each round halved the rate
+ * of small writes: a system call in this VM costs as much as a write)
+ */
+static inline bool fab_conn_wait_round(struct fab_conn *c, struct fab_conn_wait *w,
+				       uint64_t limit_ns)
+{
+	uint64_t now = fab_now_ns();
+	if (w->until == 0) {
+		w->until = now + limit_ns;
+		w->yield = now + FAB_YIELD_NS;
+	} else if (now > w->until) {
+		return false;
+	}
+	if (now >= w->yield) {
+		w->yield = now + FAB_YIELD_NS;
+		fab_conn_progress(c);
+	} else {
+		fab_conn_progress_spin(c);
+	}
+	return true;
+}
 struct fab_stage_slot *fab_stage_of(struct fab_conn *c, void *ctx);
 int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context);

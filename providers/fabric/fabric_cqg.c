@@ -81,17 +81,13 @@ int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff
 	if (c->rdm)
 		return fab_rdm_op_check(c);
 	struct fab_op *op;
-	uint64_t until = 0;
+	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while ((op = fab_op_pop(c)) == NULL) {
-		uint64_t now = fab_now_ns();
-		if (until == 0) {
-			until = now + FAB_OP_WAIT_NS;
-		} else if (now > until) {
+		if (!fab_conn_wait_round(c, &w, FAB_OP_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: all %u operations stayed in flight",
 				       c->qp_num, c->ops->n);
 			return RPMA_E_PROVIDER;
 		}
-		fab_conn_progress(c);
 	}
 	if (fab_cq_reserve(to, 1) == 0) {
 		fab_op_push(c, op);

@@ -28,8 +28,18 @@ size_t fab_inject_size(size_t offered)
 	return offered;
 }
 
-/* fab_conn_progress -- drive the connection while its queue is full */
+/*
+ * fab_conn_progress -- drive the connection while its queue is full, and
+ * yield the processor
+ */
 void fab_conn_progress(struct fab_conn *c)
+{
+	fab_conn_progress_spin(c);
+	sched_yield();
+}
+
+/* fab_conn_progress_spin -- drive the connection while its queue is full */
+void fab_conn_progress_spin(struct fab_conn *c)
 {
 	/* not the sources of a connection whose set-up failed before it made them */
 	struct fab_source *txs = fab_conn_txs(c);
@@ -44,7 +54,6 @@ void fab_conn_progress(struct fab_conn *c)
 	 */
 	if (c->rdm)
 		fab_rdm_flush_port(c);
-	sched_yield();
 }
 
 /* the libfabric completion flag for RPMA_F_COMPLETION_* flags */
@@ -84,21 +93,14 @@ static inline bool fab_conn_ended(struct fab_conn *c)
  * the connection ended: a dead peer's queue never empties
  * (peerkill/stream_server_dies over shm waited the whole 2 s)
  */
-#define FAB_POST(c, call)                                         \
-	({                                                        \
-		ssize_t _r;                                       \
-		uint64_t _until = 0;                              \
-		while ((_r = (call)) == -FI_EAGAIN) {             \
-			uint64_t _now = fab_now_ns();             \
-			if (_until == 0)                          \
-				_until = _now + FAB_POST_WAIT_NS; \
-			else if (_now > _until)                   \
-				break;                            \
-			if (fab_conn_ended(c))                    \
-				break;                            \
-			fab_conn_progress(c);                     \
-		}                                                 \
-		_r;                                               \
+#define FAB_POST(c, call)                                                   \
+	({                                                                  \
+		ssize_t _r;                                                 \
+		struct fab_conn_wait _w = FAB_WAIT_INIT;                    \
+		while ((_r = (call)) == -FI_EAGAIN && !fab_conn_ended(c) && \
+		       fab_conn_wait_round(c, &_w, FAB_POST_WAIT_NS))       \
+			;                                                   \
+		_r;                                                         \
 	})
 
 /* fab_post_result -- translate the result of a posting call */
@@ -358,17 +360,13 @@ static struct fab_stage_slot *fab_stage_take(struct fab_conn *c, const char src[
 {
 	size_t n = c->scratch_slots - 1;
 	struct fab_stage_slot *st = &c->stages[c->stage_next];
-	uint64_t until = 0;
+	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&st->taken, memory_order_acquire)) {
-		uint64_t now = fab_now_ns();
-		if (until == 0) {
-			until = now + FAB_POST_WAIT_NS;
-		} else if (now > until) {
+		if (!fab_conn_wait_round(c, &w, FAB_POST_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: no staging slot of an atomic write freed up",
 				       c->qp_num);
 			return NULL;
 		}
-		fab_conn_progress(c);
 	}
 	c->stage_next = (c->stage_next + 1) % n;
 	atomic_store_explicit(&st->taken, true, memory_order_relaxed);

@@ -56,6 +56,8 @@
 #define FAB_RDM_KEEPALIVE_MAX_MS 100
 /* the timeout a request has until the application's setup names one */
 #define FAB_RDM_DEFAULT_TIMEOUT_MS 1000
+/* the longest a post waits for a free operation record, a flush for the writes before it */
+#define FAB_RDM_WAIT_NS (2ULL * 1000000000ULL)
 
 enum { FAB_TX_FREE = 0, FAB_TX_QUEUED, FAB_TX_POSTED };
 
@@ -871,17 +873,13 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 {
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_op *op = &r->ops[r->op_next];
-	uint64_t until = 0;
+	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
-		uint64_t now = fab_now_ns();
-		if (until == 0) {
-			until = now + 2000000000ULL;
-		} else if (now > until) {
+		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: all %u operations stayed in flight",
 				       c->qp_num, r->nops);
 			return RPMA_E_PROVIDER;
 		}
-		fab_conn_progress(c);
 	}
 	r->op_next = (r->op_next + 1) % r->nops;
 	op->op_context = *ctx;
@@ -998,18 +996,14 @@ int fab_rdm_flush_wait(struct fab_conn *c)
 {
 	struct fab_rdm *r = c->rdm;
 	uint64_t want = atomic_load_explicit(&r->ops_posted, memory_order_relaxed);
-	uint64_t until = 0;
+	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&r->ops_done, memory_order_acquire) < want) {
-		uint64_t now = fab_now_ns();
-		if (until == 0) {
-			until = now + 2000000000ULL;
-		} else if (now > until) {
+		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: the operations before a flush or an atomic "
 				       "write did not complete",
 				       c->qp_num);
 			return RPMA_E_PROVIDER;
 		}
-		fab_conn_progress(c);
 	}
 	return 0;
 }
