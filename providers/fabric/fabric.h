@@ -962,6 +962,12 @@ size_t fab_inject_size(size_t offered);
 void fab_conn_progress(struct fab_conn *c);
 void fab_conn_progress_spin(struct fab_conn *c);
 
+/* fab_conn_ended -- has the connection's final event been reported? */
+static inline bool fab_conn_ended(struct fab_conn *c)
+{
+	return atomic_load_explicit(&c->state, memory_order_relaxed) == FAB_CONN_DONE;
+}
+
 /*
  * a loop that drives a connection's progress while it waits (a full queue,
  * earlier operations to complete, a free record): FAB_WAIT_INIT, then

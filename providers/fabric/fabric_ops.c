@@ -81,12 +81,6 @@ static inline uint64_t fab_imm_write_level(const struct fab_peer *p, uint64_t rk
 	return level == FI_COMMIT_COMPLETE ? level : 0;
 }
 
-/* fab_conn_ended -- has the connection's final event been reported? */
-static inline bool fab_conn_ended(struct fab_conn *c)
-{
-	return atomic_load_explicit(&c->state, memory_order_relaxed) == FAB_CONN_DONE;
-}
-
 /*
  * FAB_POST -- run a posting call, driving progress while libfabric says the
  * queue is full (-FI_EAGAIN), for at most FAB_POST_WAIT_NS, and not after

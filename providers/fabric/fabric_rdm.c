@@ -875,6 +875,8 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 	struct fab_rdm_op *op = &r->ops[r->op_next];
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
+		if (fab_conn_ended(c))
+			return fab_rdm_op_check(c); /* a flushed record may never come back */
 		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: all %u operations stayed in flight",
 				       c->qp_num, r->nops);
@@ -998,6 +1000,8 @@ int fab_rdm_flush_wait(struct fab_conn *c)
 	uint64_t want = atomic_load_explicit(&r->ops_posted, memory_order_relaxed);
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&r->ops_done, memory_order_acquire) < want) {
+		if (fab_conn_ended(c))
+			return fab_rdm_op_check(c); /* a flushed write may never complete */
 		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
 			RPMA_LOG_ERROR("fabric: qp %u: the operations before a flush or an atomic "
 				       "write did not complete",
