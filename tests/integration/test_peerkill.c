@@ -445,10 +445,29 @@ static const char *pk_fails_now(struct pk *k, long long *ms)
 	}
 	struct ibv_wc wc;
 	long long deadline = pk_deadline_ms(k);
-	cr_assert_eq(itest_wc(k->cq, &wc, (int)deadline), 0,
-		     "no completion within %lld ms for a read toward the dead peer", deadline);
+	for (;;) {
+		long long left = t0 + deadline - pk_now_ms();
+		cr_assert_eq(itest_wc(k->cq, &wc, left > 0 ? (int)left : 0), 0,
+			     "no completion within %lld ms for a read toward the dead peer",
+			     deadline);
+		if (wc.wr_id == 0xdead)
+			break;
+		/*
+		 * libfabric 2.1's sockets reports a remote write that the dead
+		 * peer left half-received as an error without a context in
+		 * the target's CQ (sock_pe_progress_rx_pe_entry: FI_EIO); the
+		 * provider cannot tell it from an operation posted with a NULL
+		 * context (HACKING.md). Only an error may come so.
+		 */
+		fprintf(stderr,
+			"[peerkill] %s: a completion this side did not post: wr_id 0x%llx, %s, "
+			"opcode %d, vendor error %u\n",
+			itest_libfabric_prov(), (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status), (int)wc.opcode, wc.vendor_err);
+		cr_assert_neq(wc.status, IBV_WC_SUCCESS,
+			      "a successful completion of something this side did not post");
+	}
 	*ms = pk_now_ms() - t0;
-	cr_assert_eq(wc.wr_id, 0xdead);
 	cr_assert_neq(wc.status, IBV_WC_SUCCESS, "a read from a dead peer succeeded");
 	return ibv_wc_status_str(wc.status);
 }
