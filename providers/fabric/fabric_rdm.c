@@ -858,7 +858,7 @@ static void fab_rdm_events(struct fab_conn *c, const struct fab_rdm_out *o, cons
  */
 int fab_rdm_op_check(struct fab_conn *c)
 {
-	if (atomic_load_explicit(&c->state, memory_order_relaxed) != FAB_CONN_DONE)
+	if (!fab_conn_ended(c))
 		return 0;
 	RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
 	return RPMA_E_PROVIDER;
