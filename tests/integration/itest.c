@@ -366,7 +366,7 @@ struct rpma_conn_req *itest_next_req(struct rpma_ep *ep, const struct rpma_conn_
 }
 
 /* itest_now_ms -- a monotonic clock in ms */
-static long long itest_now_ms(void)
+long long itest_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

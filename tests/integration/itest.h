@@ -22,6 +22,13 @@
 #define ITEST_WAIT_MS 5000
 
 /*
+ * the wait for a transfer of megabytes: one 8 MiB message over libfabric
+ * 1.17's sockets takes 0.2-1.1 s on a 2-core machine at a load of 9, and a
+ * CI run once gave up on it after ITEST_WAIT_MS (cq/srq_memory_bounded)
+ */
+#define ITEST_BULK_WAIT_MS 30000
+
+/*
  * the time limit of one scenario: generous, for valgrind inside the QEMU
  * guest (the program's --timeout lowers it: Criterion applies the smaller)
  */
@@ -121,6 +128,9 @@ enum rpma_conn_event itest_next_event(struct rpma_conn *conn);
 struct rpma_conn_req *itest_next_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg);
 /* itest_wc -- one completion within ms: 0, or RPMA_E_NO_COMPLETION */
 int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
+
+/* itest_now_ms -- a monotonic clock in ms */
+long long itest_now_ms(void);
 /* itest_wc_busy -- the same without naps between polls */
 int itest_wc_busy(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
 /* itest_expect_wc -- one successful completion of opcode and op_context within ITEST_WAIT_MS */

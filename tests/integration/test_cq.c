@@ -425,9 +425,22 @@ PROVIDER_TEST(cq, srq_memory_bounded)
 	unsigned char *src = creg.ptr;
 	for (size_t i = 0; i < big; i++)
 		src[i] = (unsigned char)(i * 7 + 3);
+	long long t0 = itest_now_ms();
 	cr_assert_eq(rpma_send(b.cconn, creg.mr, 0, big, RPMA_F_COMPLETION_ON_ERROR, NULL), 0);
 	struct ibv_wc wc;
-	cr_assert_eq(itest_wc(srcq, &wc, ITEST_WAIT_MS), 0, "no receive completion");
+	int got = itest_wc(srcq, &wc, ITEST_BULK_WAIT_MS);
+	long long took = itest_now_ms() - t0;
+	cr_log_info("the %zu MiB message %s after %lld ms", big >> 20,
+		    got == 0 ? "completed" : "had not completed", took);
+	if (got != 0) {
+		/* what the sender saw: an error completion, or its connection's end */
+		struct rpma_cq *ccq = NULL;
+		struct ibv_wc cwc;
+		int cgot = rpma_conn_get_cq(b.cconn, &ccq) ?: rpma_cq_get_wc(ccq, 1, &cwc, NULL);
+		cr_log_error("the sender's CQ: %s",
+			     cgot == 0 ? ibv_wc_status_str(cwc.status) : "nothing");
+	}
+	cr_assert_eq(got, 0, "no receive completion within %d ms", ITEST_BULK_WAIT_MS);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "receive status %d (%s)", wc.status,
 		     ibv_wc_status_str(wc.status));
 	cr_assert_eq(wc.wr_id, 0xe0);
