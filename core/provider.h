@@ -465,6 +465,12 @@ struct rpma_provider_traits {
 	int progress_threads_per_peer;
 	/* what the provider's log messages start with */
 	const char *log_prefix;
+	/*
+	 * once the server has a connection request, the client's connect waits
+	 * for the server's application to accept or reject it beyond the
+	 * connection's timeout (else the timeout may bound the whole handshake)
+	 */
+	bool accept_waits_for_app;
 };
 
 /* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */

@@ -52,6 +52,12 @@
 #define FAB_RDM_IDS 65536
 /* the longest a closing connection waits for its last control messages to leave */
 #define FAB_RDM_LINGER_MS 200
+/*
+ * the longest a connect waits for the server's application once the server
+ * answered PENDING (fabric_rdm_proto.h): a server that holds a request
+ * without deciding gets no more than this, a loaded one more than the timeout
+ */
+#define FAB_RDM_DECIDE_MS 30000
 /* the longest a connection stays silent: a KEEPALIVE goes after this at the latest */
 #define FAB_RDM_KEEPALIVE_MAX_MS 100
 /* the timeout a request has until the application's setup names one */
@@ -209,6 +215,7 @@ static void fab_rdm_cfg(int timeout_ms, struct fab_rdm_cfg *cfg)
 	 */
 	uint64_t ka = t / 4 > 10 ? t / 4 : 10;
 	cfg->keepalive_ms = ka < FAB_RDM_KEEPALIVE_MAX_MS ? ka : FAB_RDM_KEEPALIVE_MAX_MS;
+	cfg->decide_ms = FAB_RDM_DECIDE_MS;
 }
 
 /* fab_rdm_peer_init -- the peer's connection ids */

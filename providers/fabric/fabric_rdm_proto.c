@@ -158,6 +158,7 @@ const char *fab_rdm_type_str(unsigned type)
 		[FAB_RDM_DISC] = "DISC",
 		[FAB_RDM_DISC_ACK] = "DISC_ACK",
 		[FAB_RDM_KEEPALIVE] = "KEEPALIVE",
+		[FAB_RDM_PENDING] = "PENDING",
 	};
 	if (type < FAB_RDM_REQ || type > FAB_RDM_TYPE_LAST)
 		return "?";
@@ -310,6 +311,7 @@ int fab_rdm_conn_connect(struct fab_rdm_conn *c, const struct fab_rdm_cfg *cfg, 
 	c->state = FAB_RDM_ST_REQ_SENT;
 	c->seq = 1;
 	c->deadline = now + cfg->timeout_ms;
+	c->give_up = now + (cfg->decide_ms > cfg->timeout_ms ? cfg->decide_ms : cfg->timeout_ms);
 	c->next_try = now + cfg->retry_ms;
 	send_req(c, out);
 	return 0;
@@ -436,8 +438,16 @@ static enum fab_rdm_verdict recv_req(struct fab_rdm_conn *c, const struct fab_rd
 			return FAB_RDM_IGNORED;
 		send_reject(c, out);
 		return FAB_RDM_TAKEN;
+	case FAB_RDM_ST_REQ_RCVD:
+		/*
+		 * the application has the request and has not decided: tell the
+		 * client it was heard, so that its timeout waits for the decision
+		 * (verbs' connection manager does the same with its MRA)
+		 */
+		out_msg(out, c, FAB_RDM_PENDING)->seq = m->seq;
+		return FAB_RDM_TAKEN;
 	default:
-		return FAB_RDM_IGNORED; /* REQ_RCVD: the application decides once */
+		return FAB_RDM_IGNORED;
 	}
 }
 
@@ -531,6 +541,17 @@ enum fab_rdm_verdict fab_rdm_conn_recv(struct fab_rdm_conn *c, const struct fab_
 			return FAB_RDM_IGNORED;
 		close_with(c, out, RPMA_CONN_CLOSED);
 		return FAB_RDM_TAKEN;
+	case FAB_RDM_PENDING: {
+		if (c->server || c->state != FAB_RDM_ST_REQ_SENT)
+			return FAB_RDM_IGNORED;
+		/* the server is there: wait for its application, up to give_up */
+		uint64_t until = now + c->cfg.timeout_ms;
+		if (until > c->give_up)
+			until = c->give_up;
+		if (until > c->deadline)
+			c->deadline = until;
+		return FAB_RDM_TAKEN;
+	}
 	default:
 		return FAB_RDM_IGNORED;
 	}

@@ -14,7 +14,8 @@
  * Every message starts with a 32-byte header (integers little-endian):
  *
  *   byte 0..3    magic 0x72 0x70 0x6d 0xd6 ("rpm" and 0xd6)
- *   byte 4       version: major in the high nibble, minor in the low (1.0: 0x10)
+ *   byte 4       version: major in the high nibble, minor in the low (1.1: 0x11;
+ *                1.1 added PENDING, which a 1.0 peer drops as an unknown type)
  *   byte 5       type (enum fab_rdm_type)
  *   byte 6       reason: REJECT only (enum fab_rdm_reason), else 0
  *   byte 7       n, the length of the private data (REQ and ACCEPT only)
@@ -30,8 +31,8 @@
  *   byte 30..31  0
  *   then a bytes of address, then n bytes of private data.
  *
- * A message of version 1.0 is exactly 32 + a + n bytes; a later minor
- * version may append bytes, which 1.0 ignores.  Anything else (another
+ * A message of version 1.0 or 1.1 is exactly 32 + a + n bytes; a later
+ * minor version may append bytes, which this one ignores.  Anything else (another
  * magic or major version, an unknown type, a non-zero reserved field, a
  * field a type does not allow, a length that does not add up) is refused.
  */
@@ -46,7 +47,7 @@
 
 #define FAB_RDM_MAGIC	  "rpm\xd6"
 #define FAB_RDM_MAJOR	  1
-#define FAB_RDM_MINOR	  0
+#define FAB_RDM_MINOR	  1
 #define FAB_RDM_HDR_SIZE  32
 #define FAB_RDM_PDATA_MAX 255 /* one length byte, as rdma_cm's limit for librpma */
 #define FAB_RDM_ADDR_MAX  128 /* sockaddr_in6 is 28, an shm name is below 64 */
@@ -60,7 +61,8 @@ enum fab_rdm_type {
 	FAB_RDM_DISC,	   /* either side: disconnect */
 	FAB_RDM_DISC_ACK,  /* either side: got the DISC */
 	FAB_RDM_KEEPALIVE, /* either side: still here (sent while idle) */
-	FAB_RDM_TYPE_LAST = FAB_RDM_KEEPALIVE,
+	FAB_RDM_PENDING,   /* server (1.1): a REQ try came while the application decides */
+	FAB_RDM_TYPE_LAST = FAB_RDM_PENDING,
 };
 
 enum fab_rdm_reason {
@@ -150,6 +152,13 @@ struct fab_rdm_cfg {
 	uint64_t timeout_ms;   /* connect and disconnect bound, and silence before LOST */
 	uint64_t retry_ms;     /* between two tries of a REQ or DISC */
 	uint64_t keepalive_ms; /* a KEEPALIVE after this much of our silence */
+	/*
+	 * client: the longest a connect waits in all while the server answers
+	 * PENDING (its application has the request and has not decided); each
+	 * PENDING moves the deadline to timeout_ms ahead, never beyond this
+	 * from the first REQ (0: PENDING changes nothing)
+	 */
+	uint64_t decide_ms;
 };
 
 /* the outputs of one step: messages to send to the peer and events for the application */
@@ -178,6 +187,7 @@ struct fab_rdm_conn {
 	uint32_t peer_id, peer_gen; /* the peer's (0, 0 until known) */
 	uint32_t seq;		    /* our last try / keep-alive count */
 	uint64_t deadline;	    /* of REQ_SENT, ACCEPT_SENT, DISC_SENT */
+	uint64_t give_up;	    /* REQ_SENT: the latest a PENDING moves deadline to */
 	uint64_t next_try;	    /* REQ_SENT, DISC_SENT: the next retransmission */
 	uint64_t last_heard;	    /* ESTABLISHED: the last message from the peer */
 	uint64_t last_sent;	    /* ESTABLISHED: our last message */

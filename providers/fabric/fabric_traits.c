@@ -71,4 +71,6 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->drawn_key_min = FAB_KEY_MIN;
 	traits->progress_threads_per_peer = 1;
 	traits->log_prefix = "fabric: ";
+	/* reliable datagrams: the server answers PENDING while its application decides */
+	traits->accept_waits_for_app = rdm;
 }

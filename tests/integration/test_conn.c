@@ -181,6 +181,40 @@ PROVIDER_TEST(conn, unreachable)
 	cr_assert_eq(rpma_peer_delete(&peer), 0);
 }
 
+/*
+ * a server whose application takes longer than the client's timeout to
+ * accept: where the provider promises it, the client waits for the decision
+ * (over reliable datagrams the server answers each try with PENDING)
+ */
+PROVIDER_TEST(conn, slow_accept)
+{
+	if (!itest_traits()->accept_waits_for_app)
+		cr_skip_test("the provider does not promise that a connect outlasts its timeout "
+			     "while the server's application decides");
+	struct itest_pair p = {0};
+	p.speer = itest_peer();
+	p.cpeer = itest_peer();
+	p.ep = itest_listen(p.speer, p.port);
+	/* the default timeout (1 s) on the client's side */
+	struct rpma_conn_req *creq = NULL;
+	cr_assert_eq(rpma_conn_req_new(p.cpeer, itest_ip(), p.port, NULL, &creq), 0);
+	long long t0 = itest_now_ms();
+	cr_assert_eq(rpma_conn_req_connect(&creq, NULL, &p.cconn), 0);
+	struct rpma_conn_req *sreq = itest_next_req(p.ep, NULL);
+	/* the application decides after 2.5 timeouts */
+	while (itest_now_ms() - t0 < 2500)
+		usleep(10000);
+	cr_assert_eq(rpma_conn_req_connect(&sreq, NULL, &p.sconn), 0);
+	enum rpma_conn_event ev = itest_next_event(p.cconn);
+	cr_assert_eq(ev, RPMA_CONN_ESTABLISHED, "the client got %s %lld ms after connecting",
+		     rpma_utils_conn_event_2str(ev), itest_now_ms() - t0);
+	ev = itest_next_event(p.sconn);
+	cr_assert_eq(ev, RPMA_CONN_ESTABLISHED, "the server got %s",
+		     rpma_utils_conn_event_2str(ev));
+	itest_close_pair(&p.cconn, &p.sconn);
+	itest_pair_close(&p);
+}
+
 /* a listener that accepts TCP connections but never answers: the configured timeout fires */
 PROVIDER_TEST(conn, timeout)
 {

@@ -16,6 +16,7 @@ static const struct fab_rdm_cfg CFG = {
 	.timeout_ms = 1000,
 	.retry_ms = 250,
 	.keepalive_ms = 100,
+	.decide_ms = 3000,
 };
 
 static const uint8_t CLIENT_ADDR[] = "fi_shm://client:0:0";
@@ -142,7 +143,7 @@ Test(rdm_codec, req_golden_bytes_and_round_trip)
 	};
 	uint8_t buf[FAB_RDM_MSG_MAX];
 	const uint8_t golden[] = {
-		0x72, 0x70, 0x6d, 0xd6, 0x10, 0x01, 0x00, 0x01, /* magic, 1.0, REQ, -, n */
+		0x72, 0x70, 0x6d, 0xd6, 0x11, 0x01, 0x00, 0x01, /* magic, 1.1, REQ, -, n */
 		0x04, 0x03, 0x02, 0x01, 0x0d, 0x0c, 0x0b, 0x0a, /* src id, gen */
 		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* dst id, gen */
 		0x00, 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, /* seq, a, 0 */
@@ -163,6 +164,14 @@ Test(rdm_codec, req_golden_bytes_and_round_trip)
 	cr_assert_eq(d.addr, golden + 32);
 	cr_assert_eq(d.pdata_len, 1);
 	cr_assert_eq(d.pdata, golden + 34);
+
+	/* what a 1.0 peer sends decodes the same */
+	uint8_t v10[sizeof(golden)];
+	memcpy(v10, golden, sizeof(golden));
+	v10[4] = 0x10;
+	cr_assert_eq(fab_rdm_decode(v10, sizeof(v10), &d), FAB_RDM_OK);
+	cr_assert_eq(d.seq, 0x100);
+	cr_assert_eq(d.pdata, v10 + 34);
 }
 
 Test(rdm_codec, every_type_round_trips)
@@ -287,12 +296,12 @@ Test(rdm_codec, decode_names_what_is_wrong)
 	buf[32] = 0;
 	cr_assert_eq(fab_rdm_decode(buf, 33, &d), FAB_RDM_E_LENGTH);
 	/* a later minor version may append bytes */
-	buf[4] = 0x11;
+	buf[4] = 0x12;
 	cr_assert_eq(fab_rdm_decode(buf, 33, &d), FAB_RDM_OK);
 	cr_assert_eq(d.type, FAB_RDM_DISC);
 	buf[4] = 0x20;
 	cr_assert_eq(fab_rdm_decode(buf, 32, &d), FAB_RDM_E_MAJOR);
-	buf[4] = 0x10;
+	buf[4] = FAB_RDM_MAJOR << 4 | FAB_RDM_MINOR;
 	buf[0] ^= 1;
 	cr_assert_eq(fab_rdm_decode(buf, 32, &d), FAB_RDM_E_MAGIC);
 	buf[0] ^= 1;
@@ -362,7 +371,7 @@ Test(rdm_codec, random_and_mutated_bytes)
 			buf[j] = (uint8_t)rng();
 		if (len >= 6 && (i & 1)) {
 			memcpy(buf, FAB_RDM_MAGIC, 4);
-			buf[4] = 0x10;
+			buf[4] = FAB_RDM_MAJOR << 4 | FAB_RDM_MINOR;
 			buf[5] = (uint8_t)(1 + rng() % FAB_RDM_TYPE_LAST);
 		}
 		ok += check_any(buf, len);
@@ -387,6 +396,7 @@ Test(rdm_codec, random_and_mutated_bytes)
 		 .pdata = pd},
 		{.type = FAB_RDM_REJECT, .reason = 2, .dst_id = 3, .dst_gen = 7},
 		{.type = FAB_RDM_KEEPALIVE, .src_id = 5, .src_gen = 2, .dst_id = 3, .dst_gen = 7},
+		{.type = FAB_RDM_PENDING, .src_id = 5, .src_gen = 2, .dst_id = 3, .dst_gen = 7},
 	};
 	for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++) {
 		size_t len = fab_rdm_encode(&seeds[s], buf, sizeof(buf));
@@ -498,12 +508,14 @@ Test(rdm_conn, duplicate_request_gets_the_same_accept)
 	struct pair p;
 	struct fab_rdm_out o;
 	pair_request(&p, 0);
-	/* while the application decides, a try changes nothing */
+	/* while the application decides, a try gets PENDING and no second request */
 	fab_rdm_conn_tick(&p.cli, 250, &o);
 	expect_msg(&o, FAB_RDM_REQ, RPMA_CONN_UNDEFINED);
 	struct fab_rdm_out retry = o;
-	cr_assert_eq(deliver(&retry, 0, &p.srv, 250, &o), FAB_RDM_IGNORED);
-	expect_nothing(&o);
+	cr_assert_eq(deliver(&retry, 0, &p.srv, 250, &o), FAB_RDM_TAKEN);
+	expect_msg(&o, FAB_RDM_PENDING, RPMA_CONN_UNDEFINED);
+	cr_assert_eq(o.msgs[0].seq, 2, "PENDING names the try it answers");
+	cr_assert_eq(p.srv.state, FAB_RDM_ST_REQ_RCVD);
 
 	cr_assert_eq(fab_rdm_conn_accept(&p.srv, PD_ACC, sizeof(PD_ACC), 300, &p.out), 0);
 	struct fab_rdm_out first_accept = p.out;
@@ -527,6 +539,103 @@ Test(rdm_conn, duplicate_request_gets_the_same_accept)
 	/* a try after that is answered, and still no event */
 	cr_assert_eq(deliver(&retry, 0, &p.srv, 360, &o), FAB_RDM_TAKEN);
 	expect_msg(&o, FAB_RDM_ACCEPT, RPMA_CONN_UNDEFINED);
+}
+
+/*
+ * a server whose application is slow to decide: each PENDING moves the
+ * client's deadline to a timeout ahead, up to decide_ms after the first REQ;
+ * then the accept still establishes
+ */
+Test(rdm_conn, pending_waits_for_the_application)
+{
+	struct pair p;
+	struct fab_rdm_out o, pend;
+	pair_request(&p, 0);
+	/* tries at 250, 500, ...; each answered PENDING */
+	for (uint64_t t = 250; t <= 1750; t += 250) {
+		cr_assert_eq(fab_rdm_conn_next_tick(&p.cli), t);
+		fab_rdm_conn_tick(&p.cli, t, &o);
+		expect_msg(&o, FAB_RDM_REQ, RPMA_CONN_UNDEFINED);
+		cr_assert_eq(deliver(&o, 0, &p.srv, t, &pend), FAB_RDM_TAKEN);
+		expect_msg(&pend, FAB_RDM_PENDING, RPMA_CONN_UNDEFINED);
+		cr_assert_eq(deliver(&pend, 0, &p.cli, t + 1, &o), FAB_RDM_TAKEN);
+		expect_nothing(&o);
+		cr_assert_eq(p.cli.deadline, t + 1 + CFG.timeout_ms);
+	}
+	/* well past the timeout of the first REQ: still connecting */
+	cr_assert_eq(p.cli.state, FAB_RDM_ST_REQ_SENT);
+	cr_assert_eq(fab_rdm_conn_accept(&p.srv, PD_ACC, sizeof(PD_ACC), 1800, &p.out), 0);
+	cr_assert_eq(deliver(&p.out, 0, &p.cli, 1810, &o), FAB_RDM_TAKEN);
+	expect_msg(&o, FAB_RDM_READY, RPMA_CONN_ESTABLISHED);
+	/* a late PENDING changes nothing now */
+	cr_assert_eq(deliver(&pend, 0, &p.cli, 1820, &o), FAB_RDM_IGNORED);
+	expect_nothing(&o);
+	cr_assert_eq(p.cli.state, FAB_RDM_ST_ESTABLISHED);
+}
+
+/* PENDING never takes a connect beyond decide_ms; without PENDING, the timeout */
+Test(rdm_conn, pending_is_bounded)
+{
+	struct pair p;
+	struct fab_rdm_out o, pend;
+	pair_request(&p, 0);
+	fab_rdm_conn_tick(&p.cli, 250, &o);
+	cr_assert_eq(deliver(&o, 0, &p.srv, 250, &pend), FAB_RDM_TAKEN);
+	expect_msg(&pend, FAB_RDM_PENDING, RPMA_CONN_UNDEFINED);
+	/* the same PENDING again and again: the deadline stops at 3000 */
+	for (uint64_t t = 500; t <= 2900; t += 200) {
+		cr_assert_eq(deliver(&pend, 0, &p.cli, t, &o), FAB_RDM_TAKEN);
+		uint64_t want = t + CFG.timeout_ms < 3000 ? t + CFG.timeout_ms : 3000;
+		cr_assert_eq(p.cli.deadline, want, "at %llu: deadline %llu, expected %llu",
+			     (unsigned long long)t, (unsigned long long)p.cli.deadline,
+			     (unsigned long long)want);
+	}
+	fab_rdm_conn_tick(&p.cli, 2999, &o);
+	cr_assert_eq(o.nevents, 0);
+	fab_rdm_conn_tick(&p.cli, 3000, &o);
+	expect(&o, 0, NULL, RPMA_CONN_UNREACHABLE);
+
+	/* decide_ms 0 (or below the timeout): PENDING extends nothing */
+	struct fab_rdm_cfg plain = CFG;
+	plain.decide_ms = 0;
+	struct fab_rdm_conn c;
+	cr_assert_eq(fab_rdm_conn_connect(&c, &plain, 3, 8, CLIENT_ADDR, sizeof(CLIENT_ADDR), NULL,
+					  0, 0, &o),
+		     0);
+	pend.msgs[0].dst_gen = 8;
+	cr_assert_eq(deliver(&pend, 0, &c, 900, &o), FAB_RDM_TAKEN);
+	cr_assert_eq(c.deadline, 1000);
+	fab_rdm_conn_tick(&c, 1000, &o);
+	expect(&o, 0, NULL, RPMA_CONN_UNREACHABLE);
+}
+
+/* PENDING of another connection, or to a server, or before the REQ: not ours to act on */
+Test(rdm_conn, pending_elsewhere_is_ignored)
+{
+	struct pair p;
+	struct fab_rdm_out o, pend;
+	pair_establish(&p, 0);
+	struct fab_rdm_msg m = {.type = FAB_RDM_PENDING,
+				.src_id = 5,
+				.src_gen = 2,
+				.dst_id = 3,
+				.dst_gen = 7,
+				.seq = 2};
+	pend.nmsgs = 1;
+	pend.nevents = 0;
+	pend.msgs[0] = m;
+	/* established: ignored */
+	cr_assert_eq(deliver(&pend, 0, &p.cli, 10, &o), FAB_RDM_IGNORED);
+	/* another generation: stale */
+	pend.msgs[0].dst_gen = 6;
+	cr_assert_eq(deliver(&pend, 0, &p.cli, 10, &o), FAB_RDM_STALE);
+	/* at the server: ignored */
+	pend.msgs[0].src_id = 3;
+	pend.msgs[0].src_gen = 7;
+	pend.msgs[0].dst_id = 5;
+	pend.msgs[0].dst_gen = 2;
+	cr_assert_eq(deliver(&pend, 0, &p.srv, 10, &o), FAB_RDM_IGNORED);
+	expect_nothing(&o);
 }
 
 Test(rdm_conn, reject_and_its_repeats)
