@@ -2,8 +2,8 @@
 /* fabric_rdm_proto.h -- the connection protocol over reliable-datagram endpoints */
 
 /*
- * Issue 18, first increment: not used by the provider yet (see
- * rpma_fabric(7), "RELIABLE-DATAGRAM ENDPOINTS", and HACKING.md).
+ * fabric_rdm.c wires it to libfabric (see rpma_fabric(7),
+ * "RELIABLE-DATAGRAM ENDPOINTS", and HACKING.md).
  *
  * An FI_EP_RDM endpoint has no connections: librpma's connections are made
  * by a small protocol of tagged messages.  This file holds the wire codec
