@@ -25,4 +25,6 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->drawn_key_min = 0;
 	traits->progress_threads_per_peer = 0;
 	traits->log_prefix = "verbs: ";
+	/* rdma_cm's passive side answers a request the application holds with an MRA */
+	traits->accept_waits_for_app = true;
 }
