@@ -126,11 +126,10 @@ bool itest_fd_ready(int fd, int ms);
 enum rpma_conn_event itest_next_event(struct rpma_conn *conn);
 /* itest_next_req -- the next connection request, failing the test after ITEST_WAIT_MS */
 struct rpma_conn_req *itest_next_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg);
-/* itest_wc -- one completion within ms: 0, or RPMA_E_NO_COMPLETION */
-int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
-
 /* itest_now_ms -- a monotonic clock in ms */
 long long itest_now_ms(void);
+/* itest_wc -- one completion within ms: 0, or RPMA_E_NO_COMPLETION */
+int itest_wc(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
 /* itest_wc_busy -- the same without naps between polls */
 int itest_wc_busy(struct rpma_cq *cq, struct ibv_wc *wc, int ms);
 /* itest_expect_wc -- one successful completion of opcode and op_context within ITEST_WAIT_MS */
