@@ -962,6 +962,23 @@ size_t fab_inject_size(size_t offered);
 void fab_conn_progress(struct fab_conn *c);
 void fab_conn_progress_spin(struct fab_conn *c);
 
+/*
+ * fab_reject -- refuse a connection request, with FAB_REJECT_MARK where the
+ * client needs it to tell REJECTED from UNREACHABLE.  Not over sockets
+ * (refused_sync: any later refusal is the server's): there private data
+ * with a refusal reaches the client's EQ as error data, which libfabric's
+ * sock_eq.c (1.17 to 2.1 at least) appends to a list outside the EQ's lock
+ * while fi_eq_read() frees entries of that list outside it too, and the
+ * list broke ("free(): invalid pointer" in our progress thread's
+ * fi_eq_read, conn::disconnect_while_connecting: HACKING.md)
+ */
+static inline int fab_reject(struct fab_peer *p, struct fid_pep *pep, fid_t handle)
+{
+	if (p->refused_sync)
+		return fi_reject(pep, handle, NULL, 0);
+	return fi_reject(pep, handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+}
+
 /* fab_conn_ended -- has the connection's final event been reported? */
 static inline bool fab_conn_ended(struct fab_conn *c)
 {

@@ -584,7 +584,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	 */
 	bool refuse = reject && c->incoming && c->pep && c->info && !c->rdm;
 	if (refuse && c->ep && p->reject_ep_ok) {
-		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+		r = fab_reject(p, c->pep, c->info->handle);
 		if (r == -FI_EBUSY && p->verbs) {
 			/*
 			 * rdma_cm refuses to reject an id that has a queue pair;
@@ -609,7 +609,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		c->ep = NULL;
 	}
 	if (refuse && !(c->ep_was_made && p->refused_sync)) {
-		r = fi_reject(c->pep, c->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+		r = fab_reject(p, c->pep, c->info->handle);
 		if (r && !ret) {
 			FAB_LOG_FI(r, "fi_reject()");
 			ret = RPMA_E_PROVIDER;

@@ -115,7 +115,7 @@ static void fab_refuse_request(struct fab_ep *e, struct fi_info *info, enum fab_
 		FAB_LOG_NOTICE("refused a connection request from %s: %zu bytes of private data "
 			       "with %s (%llu refused so far)",
 			       from, len, fab_env_status_str(st), (unsigned long long)n);
-	int r = fi_reject(e->pep, info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+	int r = fab_reject(e->peer, e->pep, info->handle);
 	if (r)
 		FAB_LOG_FI(r, "fi_reject()");
 	fi_freeinfo(info);
@@ -238,8 +238,7 @@ int fab_ep_shutdown(struct rpma_ep *ep)
 	fab_source_fini(&e->src);
 	for (struct fab_event *ev = e->reqs.head; ev; ev = ev->next)
 		if (ev->kind == FAB_EV_CONNREQ && ev->info)
-			(void)fi_reject(e->pep, ev->info->handle, FAB_REJECT_MARK,
-					sizeof(FAB_REJECT_MARK));
+			(void)fab_reject(e->peer, e->pep, ev->info->handle);
 	fab_evq_fini(&e->reqs);
 	int r = fi_close(&e->pep->fid);
 	if (r) {
@@ -278,7 +277,7 @@ int fab_ep_next_conn_req(struct rpma_ep *ep, struct rpma_conn_req *req,
 	c->pep = e->pep;
 	ret = fab_conn_build(e->peer, c, ev->info, true, setup);
 	if (ret) {
-		(void)fi_reject(e->pep, ev->info->handle, FAB_REJECT_MARK, sizeof(FAB_REJECT_MARK));
+		(void)fab_reject(e->peer, e->pep, ev->info->handle);
 		fab_event_free(ev);
 		return ret;
 	}
