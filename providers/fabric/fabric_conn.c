@@ -601,7 +601,21 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		refuse = false;
 	}
 	if (c->ep) {
+		/*
+		 * libfabric's sockets (sock_ep.c, sock_eq.c) takes the endpoint's
+		 * events out of the EQ on close, under the EQ's lock, while its
+		 * fi_eq_read() checks for an entry without the lock and takes the
+		 * first one with it: a read between the two takes the list's head
+		 * for an entry and frees it ("free(): invalid pointer" in the
+		 * progress thread: HACKING.md).  There no drain of the EQ may run
+		 * meanwhile.
+		 */
+		bool hold = p->refused_sync && p->ceq.eq != NULL;
+		if (hold)
+			fab_source_hold(&p->ceq.src);
 		r = fi_close(&c->ep->fid);
+		if (hold)
+			fab_source_release(&p->ceq.src);
 		if (r && !ret) {
 			FAB_LOG_FI(r, "fi_close(ep)");
 			ret = RPMA_E_PROVIDER;
