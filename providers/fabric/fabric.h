@@ -288,11 +288,12 @@ struct fab_peer {
 	 * see fab_peer_open, but staging costs little there)
 	 */
 	bool inject_atomic;
-	bool rx_cq_data;   /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
-	bool imm_emulated; /* write-with-imm = write + tagged zero-length send (see below) */
-	bool in_order;	   /* one in-order stream: writes are applied after earlier reads */
-	bool refused_sync; /* fi_connect() itself fails when nobody listens (sockets) */
-	bool reject_ep_ok; /* fi_reject() works on a request an endpoint was made from */
+	bool rx_cq_data;     /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
+	bool imm_emulated;   /* write-with-imm = write + tagged zero-length send (see below) */
+	bool in_order;	     /* one in-order stream: writes are applied after earlier reads */
+	bool refused_sync;   /* fi_connect() itself fails when nobody listens (sockets) */
+	bool close_races_eq; /* closing an endpoint races fi_eq_read() (sockets: fabric_conn.c) */
+	bool reject_ep_ok;   /* fi_reject() works on a request an endpoint was made from */
 	/*
 	 * make a connection's eventfds with it, not when first needed:
 	 * libfabric's sockets closes some of its socket descriptors twice

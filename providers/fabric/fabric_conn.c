@@ -610,7 +610,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		 * progress thread: HACKING.md).  There no drain of the EQ may run
 		 * meanwhile.
 		 */
-		bool hold = p->refused_sync && p->ceq.eq != NULL;
+		bool hold = p->close_races_eq && p->ceq.eq != NULL;
 		if (hold)
 			fab_source_hold(&p->ceq.src);
 		r = fi_close(&c->ep->fid);

@@ -120,6 +120,7 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->atomic_waits = p->rdm && !p->in_order && !p->has_fence;
 	p->refused_sync = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
+	p->close_races_eq = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
 	p->eager_fds = strcmp(d->prov_name, "sockets") == 0;
 	p->end_closes = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
