@@ -144,12 +144,14 @@ void fab_cq_fini(struct fab_cq *cq)
 /*
  * fab_cq_set_direct_src -- (under feed_lock) the feeder fab_cq_read_direct may
  * read: the one feeder of a CQ fed by its own connection only, when it is
- * the connection's send-side libfabric CQ (fab_drain_tx); NULL otherwise
+ * the connection's send-side libfabric CQ (fab_drain_tx, or fab_drain_tx_rdm
+ * over reliable datagrams); NULL otherwise
  */
 static void fab_cq_set_direct_src(struct fab_cq *cq)
 {
 	cq->direct_src = NULL;
-	if (cq->own_feeders && cq->nfeeders == 1 && cq->feeders[0]->drain == fab_drain_tx)
+	fab_drain_fn *d = cq->nfeeders == 1 ? cq->feeders[0]->drain : NULL;
+	if (cq->own_feeders && (d == fab_drain_tx || d == fab_drain_tx_rdm))
 		cq->direct_src = cq->feeders[0];
 }
 
@@ -654,6 +656,43 @@ static bool fab_tx_entry(struct fab_conn *c, const struct fi_cq_data_entry *e, s
 	return true;
 }
 
+/*
+ * fab_tx_success -- a successful entry of a connection's send-side CQ (which
+ * also takes the connection's receives when it has no receive CQ of its own,
+ * one_cq: no SRQ then, so a receive is never a bounce buffer's) as the
+ * completion in *wc; false when nothing is reported: a control message of
+ * the connection protocol (fabric_rdm.c), an operation nobody asked a
+ * completion of, one already flushed at the connection's end, a staged
+ * atomic write.  Drains are serialised (the source's draining flag).
+ */
+static inline __attribute__((always_inline)) bool
+fab_tx_success(struct fab_conn *c, struct fab_source *src, struct fi_cq_data_entry *e,
+	       struct ibv_wc *wc, bool one_cq, bool rdm)
+{
+	if (rdm && fab_rdm_ctl_entry(c, e))
+		return false;
+	if (rdm && (e->flags & FI_RECV)) {
+		(void)fab_rdm_recv_done(c, &e->op_context);
+		fab_source_count_rx(src);
+	}
+	enum ibv_wc_opcode opc = IBV_WC_SEND;
+	int u = rdm ? fab_rdm_op_unwrap(c, &e->op_context, &opc, true) : FAB_RDM_OP_NONE;
+	if (u == FAB_RDM_OP_DROP)
+		return false;
+	if (u == FAB_RDM_OP_REPORT) {
+		/* the record knows what the operation was */
+		if (!fab_tx_entry(c, e, wc))
+			return false;
+		wc->opcode = opc;
+		return true;
+	}
+	if (one_cq && (e->flags & (FI_RECV | FI_REMOTE_WRITE))) {
+		fab_wc_fill(wc, e, c->qp_num, c->peer);
+		return true;
+	}
+	return fab_tx_entry(c, e, wc);
+}
+
 /* fab_tx_error -- a send-side error entry (as fab_tx_entry); it breaks the connection */
 static uint32_t fab_tx_error(struct fab_conn *c, const struct fi_cq_err_entry *err)
 {
@@ -713,31 +752,8 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 			break;
 		ssize_t n = fi_cq_read(c->txcq, e, room);
 		if (n > 0) {
-			/* one CQ: no SRQ, so a receive is never a bounce buffer's */
-			for (ssize_t i = 0; i < n; i++) {
-				/* a control message of the connection protocol (fabric_rdm.c) */
-				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
-					continue;
-				if (rdm && (e[i].flags & FI_RECV)) {
-					(void)fab_rdm_recv_done(c, &e[i].op_context);
-					fab_source_count_rx(src);
-				}
-				enum ibv_wc_opcode opc = IBV_WC_SEND;
-				int u = rdm ? fab_rdm_op_unwrap(c, &e[i].op_context, &opc, true)
-					    : FAB_RDM_OP_NONE;
-				if (u == FAB_RDM_OP_DROP)
-					continue;
-				if (u == FAB_RDM_OP_REPORT) {
-					/* the record knows what the operation was */
-					if (fab_tx_entry(c, &e[i], &wc[used]))
-						wc[used++].opcode = opc;
-					continue;
-				}
-				if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
-					fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
-				else if (fab_tx_entry(c, &e[i], &wc[used]))
-					used++;
-			}
+			for (ssize_t i = 0; i < n; i++)
+				used += fab_tx_success(c, src, &e[i], &wc[used], one_cq, rdm);
 			fab_cq_commit(c->cq, wc, used, room);
 			if ((uint32_t)n < room)
 				break; /* fewer than asked for: libfabric had no more (no empty read) */
@@ -1133,9 +1149,12 @@ static int fab_cq_drive(struct fab_cq *cq, bool drain, struct fid **fids, struct
 
 /*
  * fab_cq_read_direct -- take completions of an empty CQ whose one feeder is
- * its connection's send-side libfabric CQ (fab_drain_tx, see
- * fab_cq_set_direct_src) from fi_cq_read() straight into wc (the caller's
- * array, or the stash), without the ring's reserve, commit and take.
+ * its connection's send-side libfabric CQ (fab_drain_tx or fab_drain_tx_rdm,
+ * see fab_cq_set_direct_src) from fi_cq_read() straight into wc (the
+ * caller's array, or the stash), without the ring's reserve, commit and
+ * take.  Over reliable datagrams each entry goes through fab_tx_success, as
+ * in the drain: control messages are handled (a connection's end may push
+ * its flushed operations into the ring meanwhile: they follow).
  * Order: the feeder's drainers are serialised (src->draining), and
  * whatever another drainer (the progress thread) put into the ring before
  * this one took the flag is seen here (filled) and taken first (-1).  How
@@ -1148,7 +1167,7 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 {
 	struct fab_conn *c = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
-	bool one_cq = c->rxcq == NULL;
+	bool one_cq = c->rxcq == NULL, rdm = c->rdm != NULL;
 	if (num > FAB_CQ_BATCH)
 		num = FAB_CQ_BATCH;
 	/* a user's drain, as fab_cq_drive counts it (parking) */
@@ -1163,6 +1182,11 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 	/* no staged atomic writes: an entry is plain unless it is an emulated write with imm */
 	bool nostage = c->stages == NULL;
 	for (ssize_t i = 0; i < n; i++) {
+		if (rdm) {
+			/* control messages, records: as the progress thread's drain does */
+			used += fab_tx_success(c, src, &e[i], &wc[used], one_cq, true);
+			continue;
+		}
 		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
 		if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
@@ -1187,8 +1211,10 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
  * round does not drain: it follows the caller's own empty poll, and
  * fi_trywait() tells whether libfabric holds anything.  A completion the
  * waiter pushes itself is not notified through the channel (cq->direct).
- * 1: this CQ cannot be driven directly (a feeder without a wait fd,
- * fi_trywait failing): wait for the progress thread instead
+ * A direct feeder without a wait fd (shm) is read with a yield between
+ * two reads instead, for spin_ns at most.  1: this CQ cannot be driven
+ * directly (a feeder without a wait fd, fi_trywait failing) or the spin
+ * found nothing: wait for the progress thread instead
  */
 static int fab_cq_wait_direct(struct fab_cq *cq)
 {
@@ -1205,21 +1231,37 @@ static int fab_cq_wait_direct(struct fab_cq *cq)
 	if (!atomic_load(&cq->armed))
 		return fab_chan_wait(cq->chan, &fired);
 	int nf = fab_cq_drive(cq, false, fids, pfd, &p);
-	if (nf <= 0 || p == NULL)
-		return 1;
 	struct fab_source *dsrc = cq->direct_src;
+	/*
+	 * a feeder without a wait fd (shm): poll it, yielding the CPU between
+	 * two looks, as libfabric's own blocking read does there, for the
+	 * progress thread's spin time at most (RPMA_FABRIC_SPIN_US), then
+	 * sleep until the progress thread finds the completion
+	 */
+	uint64_t spin_end = 0;
+	if (nf < 0 && dsrc != NULL && dsrc->fd < 0 && dsrc->peer->prog.spin_ns != 0)
+		spin_end = fab_now_ns() + dsrc->peer->prog.spin_ns;
+	else if (nf <= 0 || p == NULL)
+		return 1;
 	/*
 	 * the channel's fd, made by the first such wait: the progress thread,
 	 * which may take a completion first, wakes the poll through it
 	 */
 	int efd = atomic_load(&cq->chan->efd);
-	if (efd < 0 && fab_chan_get_fd(cq->chan, &efd))
+	if (spin_end == 0 && efd < 0 && fab_chan_get_fd(cq->chan, &efd))
 		return 1;
 	for (;;) {
-		int ret = fi_trywait(p->fabric, fids, nf);
-		if (ret != 0 && ret != -FI_EAGAIN)
-			return 1;
-		if (ret == 0) {
+		int ret = 0;
+		if (spin_end != 0) {
+			if (fab_now_ns() >= spin_end)
+				return 1;
+			sched_yield();
+		} else {
+			ret = fi_trywait(p->fabric, fids, nf);
+			if (ret != 0 && ret != -FI_EAGAIN)
+				return 1;
+		}
+		if (ret == 0 && spin_end == 0) {
 			pfd[nf].fd = efd;
 			pfd[nf].events = POLLIN;
 			pfd[nf].revents = 0;
@@ -1343,8 +1385,16 @@ int fab_cq_poll(struct rpma_cq *rcq, int num_entries, struct ibv_wc *wc)
 		if (n > 0)
 			return n;
 	}
+	/*
+	 * not a feeder without a wait fd (shm) of a CQ whose fd the program
+	 * sleeps on: the progress thread keeps polling such a feeder for a
+	 * while after receives of its own drains (fabric.h, watch), which
+	 * reads of the program would take from it (send-recv of 8 B over shm,
+	 * the server asleep on the fd: 13.9 us instead of 5.5)
+	 */
 	struct fab_source *dsrc = cq->direct_src;
-	if (dsrc) {
+	if (dsrc &&
+	    !(dsrc->watch && atomic_load_explicit(&cq->fd_exported, memory_order_relaxed))) {
 		int n = fab_cq_read_direct(cq, dsrc, num_entries, wc);
 		if (n >= 0)
 			return n;

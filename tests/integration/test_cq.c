@@ -154,6 +154,64 @@ PROVIDER_TEST(cq, wait_direct_order)
 	itest_dpair_close(&d);
 }
 
+/* the server's late message of cq/wait_outlasts_spin */
+struct late_send {
+	struct rpma_conn *conn;
+	struct rpma_mr_local *mr;
+	int ms;
+	int ret;
+};
+
+static void *late_send_thread(void *arg)
+{
+	struct late_send *ls = arg;
+	usleep((useconds_t)ls->ms * 1000);
+	ls->ret = rpma_send(ls->conn, ls->mr, 0, 64, RPMA_F_COMPLETION_ALWAYS, (void *)0x52);
+	return NULL;
+}
+
+/*
+ * rpma_cq_wait without the CQ's fd for a message that comes long after the
+ * wait began (30 ms: longer than a waiter keeps reading a queue without a
+ * wait object before it sleeps, RPMA_FABRIC_SPIN_US, 1 ms by default): the
+ * wait ends with the message, which the next rpma_cq_get_wc gives
+ */
+PROVIDER_TEST(cq, wait_outlasts_spin)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	cr_assert_eq(rpma_recv(d.p.cconn, d.creg.mr, 0, 64, (void *)0x51), 0);
+	struct late_send ls = {.conn = d.p.sconn, .mr = d.sreg.mr, .ms = 30, .ret = -1};
+	pthread_t t;
+	long long t0 = itest_now_ms();
+	cr_assert_eq(pthread_create(&t, NULL, late_send_thread, &ls), 0);
+	struct ibv_wc wc;
+	int got = 0, waits = 0;
+	while (got == 0) {
+		int ret = rpma_cq_get_wc(cq, 1, &wc, &got);
+		if (ret == RPMA_E_NO_COMPLETION) {
+			cr_assert_eq(rpma_cq_wait(cq), 0);
+			waits++;
+			continue;
+		}
+		cr_assert_eq(ret, 0);
+	}
+	long long took = itest_now_ms() - t0;
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(ls.ret, 0);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.opcode, IBV_WC_RECV);
+	cr_assert_eq(wc.wr_id, 0x51);
+	cr_assert_geq(took, ls.ms, "the message came after %lld ms, before it was sent", took);
+	cr_assert_lt(took, ls.ms + ITEST_WAIT_MS, "the wait took %lld ms", took);
+	cr_log_info("the message after %lld ms, %d waits", took, waits);
+	itest_expect_wc(scq, IBV_WC_SEND, (void *)0x52, NULL);
+	itest_dpair_close(&d);
+}
+
 /* post_rcq_recv -- a receive for the separate receive CQ */
 static void post_rcq_recv(struct rpma_conn_req *req, void *arg)
 {
