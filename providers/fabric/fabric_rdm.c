@@ -179,7 +179,8 @@ struct fab_rdm_lst {
 	struct fid_cq *cq;
 	struct fab_rdm_port port;
 	struct fab_rdm *recs; /* requests and connections made here (under rdm_lock) */
-	bool closing;
+	/* set by rpma_ep_shutdown() while the progress thread may still drain the listener */
+	_Atomic bool closing;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -1288,7 +1289,10 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 	if (ret)
 		return ret;
 	r->port_made = true;
+	/* under the lock the listener's purge reads it with (fab_lst_purge_locked) */
+	pthread_mutex_lock(&p->rdm_lock);
 	r->conn = c;
+	pthread_mutex_unlock(&p->rdm_lock);
 	c->cm_data_max = FAB_RDM_PDATA_MAX;
 	/* more records than the TX queue holds operations (fab_rdm_op_wrap) */
 	r->nops = (uint32_t)(2 * info->tx_attr->size + 2);
@@ -1445,7 +1449,6 @@ void fab_rdm_release(struct fab_conn *c)
 		fab_port_fini(&r->port);
 	r->port_made = false;
 	(void)fab_port_av_close(&r->port);
-	r->conn = NULL;
 	fab_rec_put(r);
 }
 
