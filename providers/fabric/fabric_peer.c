@@ -119,13 +119,15 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||
 		      p->info->ep_attr->protocol == FI_PROTO_SOCK_TCP;
 	p->atomic_waits = p->rdm && !p->in_order && !p->has_fence;
-	p->refused_sync = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
-	p->close_races_eq = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
-	p->eager_fds = strcmp(d->prov_name, "sockets") == 0;
-	p->end_closes = !p->rdm && strcmp(d->prov_name, "sockets") == 0;
+	/* libfabric's sockets: its quirks (the flags' comments, fabric.h) */
+	bool sockets = strcmp(d->prov_name, "sockets") == 0;
+	p->refused_sync = !p->rdm && sockets;
+	p->close_races_eq = !p->rdm && sockets;
+	p->eager_fds = sockets;
+	p->end_closes = !p->rdm && sockets;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
 	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
-			  strcmp(d->prov_name, "sockets") != 0;
+			  !sockets;
 	atomic_init(&p->refused_reqs, 0);
 	atomic_init(&p->access_errors, 0);
 }
