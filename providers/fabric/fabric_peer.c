@@ -126,8 +126,8 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->eager_fds = sockets;
 	p->end_closes = !p->rdm && sockets;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
-	p->reject_ep_ok = strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 &&
-			  !sockets;
+	p->reject_ep_ok =
+		strcmp(d->prov_name, "tcp") != 0 && strcmp(d->prov_name, "net") != 0 && !sockets;
 	atomic_init(&p->refused_reqs, 0);
 	atomic_init(&p->access_errors, 0);
 }
