@@ -141,7 +141,8 @@ struct fab_source {
 	 * the application's receives the source's drains delivered (the
 	 * protocol's own messages, keep-alives among them, are not counted:
 	 * they must not keep the thread busy), of which only those of its own
-	 * drain count.  While either moves the thread polls without sleeping.
+	 * drain count, and only while the CQ has a sleeper (fab_cq.sleepers;
+	 * fab_cq.waited once its fd was handed out: fab_progress_activity).  While either moves the thread polls without sleeping.
 	 * The counter does not count while the program polls the CQ this
 	 * source feeds (user_drains moved within FAB_POLLED_NS, polled_ns):
 	 * its polls drive the endpoint, and a thread polling beside it took
@@ -440,6 +441,7 @@ struct fab_cq {
 	bool initialized;
 	_Atomic bool fd_exported; /* the user got the fd (rpma_cq_get_fd, compl fd) */
 	_Atomic bool waited;	  /* rpma_cq_wait / rpma_conn_wait has slept on it */
+	_Atomic int sleepers;	  /* threads asleep in rpma_cq_wait / rpma_conn_wait now */
 	/*
 	 * fed only by the libfabric CQs of its own connection, which outlive
 	 * every rpma_cq_wait() on it: the waiting thread drives them itself

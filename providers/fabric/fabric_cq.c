@@ -1318,7 +1318,10 @@ int fab_cq_wait(struct rpma_cq *rcq)
 			return ret;
 	}
 	fab_cq_unpark(cq);
-	return fab_chan_wait(cq->chan, &fired);
+	atomic_fetch_add(&cq->sleepers, 1);
+	int ret = fab_chan_wait(cq->chan, &fired);
+	atomic_fetch_sub(&cq->sleepers, 1);
+	return ret;
 }
 
 /* fab_cq_take -- copy up to num completions out of the ring; *pushes: the CQ's count of pushes */
