@@ -245,7 +245,9 @@ static void usage(FILE *f, const struct bench_transport *t)
 		"  -W, --warmup N         untimed operations first (default: a tenth, at least 1)\n"
 		"  -w, --window N         operations in flight for bandwidth (default 16, max %d)\n"
 		"  -c, --completion poll|wait  busy-poll the CQ or block on it (default poll)\n"
-		"  -C, --server-completion poll|wait  the server's (default: as -c)\n"
+		"  -C, --server-completion poll|wait|fd  the server's (default: as -c); fd:\n"
+		"                         it sleeps in poll() on its CQ's descriptor where the\n"
+		"                         tool has one (rpma-bench), else as wait\n"
 		"  -l, --label TEXT       a label for the machine-readable rows\n"
 		"      --csv FILE         append CSV rows to FILE ('-' for stdout)\n"
 		"      --json FILE        append JSON lines to FILE ('-' for stdout)\n"
@@ -387,8 +389,11 @@ static int parse_args(int argc, char *argv[], const struct bench_transport *t,
 				cfg->server_block = 0;
 			else if (strcmp(optarg, "wait") == 0)
 				cfg->server_block = 1;
-			else {
-				bench_log("bad completion mode '%s' (poll or wait)", optarg);
+			else if (strcmp(optarg, "fd") == 0) {
+				cfg->server_block = 1;
+				cfg->server_fd = true;
+			} else {
+				bench_log("bad completion mode '%s' (poll, wait or fd)", optarg);
 				return -1;
 			}
 			break;
@@ -524,7 +529,10 @@ static void out_header(struct output *o)
 
 	printf("# %s: %s; completion=%s%s window=%u lat-iters=%u bw-iters=%u%s%s\n", o->t->tool,
 	       o->t->describe(), cfg->block ? "wait" : "poll",
-	       cfg->server_block < 0 ? "" : (cfg->server_block ? " server=wait" : " server=poll"),
+	       cfg->server_block < 0 ? ""
+	       : cfg->server_fd	     ? " server=fd"
+	       : cfg->server_block   ? " server=wait"
+				     : " server=poll",
 	       cfg->window, cfg->lat_iters, cfg->bw_iters, *cfg->label ? " label=" : "",
 	       cfg->label);
 	printf("%-14s %-4s %8s %9s %9s %9s %9s %9s %12s %10s\n", "#op", "mode", "bytes", "iters",

@@ -130,6 +130,7 @@ struct bench_cfg {
 	unsigned modes;		 /* BENCH_MODE_* */
 	bool block;		 /* blocking completions instead of busy polling */
 	int server_block;	 /* the server's: -1 as the client, else 0 (poll) or 1 (wait) */
+	bool server_fd;		 /* -C fd: the server sleeps on its CQ's descriptor (poll()) */
 	bool quiet;		 /* no progress on stderr */
 	bool loop;		 /* server: keep serving clients one after another */
 	bool no_pmem;		 /* server: do not claim direct write to persistence */

@@ -14,7 +14,10 @@
 #   -w W        bandwidth window (default 16)
 #   -c MODE     client completion: poll or wait (default poll)
 #   -C MODE     server completion (default: poll on the host, wait in the guest,
-#               where busy-polling on both sides starves Soft-RoCE's kernel work)
+#               where busy-polling on both sides starves Soft-RoCE's kernel work);
+#               wait: rpma_cq_wait(), fi_cq_sread(), ibv_get_cq_event(); fd:
+#               rpma-bench's server sleeps in poll() on its CQ's descriptor
+#               (the others: as wait)
 #   -L LEVELS   raw libfabric variants: comma list of none, delivery, commit
 #               (BENCH_FI_WRITE_LEVEL: extra completion level of its writes;
 #               default none,commit -- rpma-bench's server region allows
@@ -53,7 +56,7 @@ do_host=1 do_guest=1
 sizes_set=
 levels=none,commit
 
-usage() { sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,37p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in

@@ -660,7 +660,14 @@ static int rb_server_accept(void *listener, const struct bench_cfg *cfg, struct 
 		rb_err("rpma_conn_get_cq", ret);
 		goto err;
 	}
-	if (rpma_cq_get_fd(rc->cq, &rc->cq_fd))
+	/*
+	 * -C fd: the server sleeps in poll() on the CQ's descriptor (and the
+	 * connection's); -C wait: in rpma_cq_wait(), the call that matches the
+	 * raw baselines' fi_cq_sread() (a CQ whose descriptor was taken is
+	 * never read directly by the fabric provider)
+	 */
+	rc->cq_fd = -1;
+	if (cfg->server_fd && rpma_cq_get_fd(rc->cq, &rc->cq_fd))
 		rc->cq_fd = -1;
 	if (rpma_conn_get_event_fd(rc->conn, &rc->ev_fd))
 		rc->ev_fd = -1;

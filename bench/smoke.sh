@@ -88,6 +88,8 @@ run() {
 
 run rpma-poll "$b/rpma-bench" -p $((base_port)) -c poll
 run rpma-wait "$b/rpma-bench" -p $((base_port + 1)) -c wait
+# the server asleep in poll() on its CQ's descriptor
+run rpma-fd "$b/rpma-bench" -p $((base_port + 7)) -c wait -C fd
 
 if [[ -x $b/baseline-fabric ]]; then
 	run fabric-poll "$b/baseline-fabric" -p $((base_port + 2)) -c poll
