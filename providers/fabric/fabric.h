@@ -277,6 +277,13 @@ struct fab_peer {
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
 	bool flush_waits;   /* reliable datagrams without FI_ORDER_RAW: fab_rdm_flush_wait */
 	/*
+	 * reliable datagrams with FI_ORDER_RMA_RAW but not FI_ORDER_RAW (rxm
+	 * with FI_ATOMIC: its atomics travel as messages): a flush's read
+	 * follows the earlier RMA writes by itself, and waits only for the
+	 * native atomic writes still out (fab_rdm_flush_wait)
+	 */
+	bool flush_waits_atomic;
+	/*
 	 * reliable datagrams without FI_ORDER_WAR and FI_FENCE (shm, rxm): an
 	 * atomic write waits for the earlier operations, the flush before it
 	 * among them (fab_rdm_flush_wait), so that it lands after them
@@ -956,7 +963,8 @@ void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);
 void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s);
 bool fab_push_flushed(struct fab_conn *c, uint64_t wr_id, enum ibv_wc_opcode opcode);
-int fab_rdm_flush_wait(struct fab_conn *c);
+int fab_rdm_flush_wait(struct fab_conn *c, bool atomics_only);
+void fab_rdm_op_atomic(struct fab_conn *c, void *ctx);
 void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);
 

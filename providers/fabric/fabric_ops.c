@@ -398,7 +398,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	void *ctx = (void *)op_context;
 	if (__builtin_expect(c->wrap, 0) && c->rdm && p->atomic_waits) {
 		/* after the flush before it: nothing orders them here (fabric.h) */
-		int ret = fab_rdm_flush_wait(c);
+		int ret = fab_rdm_flush_wait(c, false);
 		if (ret)
 			return ret;
 	}
@@ -432,6 +432,8 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 			ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
 		if (ret)
 			goto out;
+		if (c->rdm)
+			fab_rdm_op_atomic(c, ctx);
 	}
 	void *desc = c->scratch_desc;
 	struct fi_ioc ioc = {.addr = slot, .count = 1};
@@ -474,8 +476,9 @@ int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 			      c->peer->info->fabric_attr->prov_name);
 		return RPMA_E_NOSUPP;
 	}
-	if (__builtin_expect(c->wrap, 0) && c->rdm && c->peer->flush_waits) {
-		int ret = fab_rdm_flush_wait(c);
+	if (__builtin_expect(c->wrap, 0) && c->rdm &&
+	    (c->peer->flush_waits || c->peer->flush_waits_atomic)) {
+		int ret = fab_rdm_flush_wait(c, !c->peer->flush_waits);
 		if (ret)
 			return ret;
 	}

@@ -8,6 +8,13 @@
 
 #include "fabric.h"
 
+/* FI_ORDER_RMA_RAW: an RMA read after RMA writes only (libfabric 1.15 and later) */
+#ifdef FI_ORDER_RMA_RAW
+#define FAB_ORDER_RMA_RAW FI_ORDER_RMA_RAW
+#else
+#define FAB_ORDER_RMA_RAW 0
+#endif
+
 /* fab_hints -- hints for the peer's domain on the device, with extra caps */
 static struct fi_info *fab_hints(const struct fab_dev *d, uint64_t extra_caps)
 {
@@ -113,7 +120,9 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	p->imm_emulated = !p->rx_cq_data && p->info->domain_attr->cq_data_size >= 8 &&
 			  ((p->info->tx_attr->msg_order & FI_ORDER_SAW) || p->rdm);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
-	p->flush_waits = p->rdm && !(p->info->tx_attr->msg_order & FI_ORDER_RAW);
+	uint64_t order = p->info->tx_attr->msg_order;
+	p->flush_waits = p->rdm && !(order & (FI_ORDER_RAW | FAB_ORDER_RMA_RAW));
+	p->flush_waits_atomic = p->rdm && !(order & FI_ORDER_RAW) && (order & FAB_ORDER_RMA_RAW);
 	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
 	p->inject_atomic = p->inject_size >= 8 && d->ep_type != FI_EP_RDM;
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||

@@ -141,11 +141,15 @@ struct fab_rdm {
 	 *   its context);
 	 * - where the provider does not order a read after earlier writes
 	 *   (FI_ORDER_RAW; shm declares no order at all), a flush waits until
-	 *   the earlier operations completed before it posts its read.
+	 *   the earlier operations completed before it posts its read; where
+	 *   it orders RMA reads after RMA writes only (FI_ORDER_RMA_RAW), until
+	 *   the native atomic writes completed (atomics_out, the records with
+	 *   atomic set still out).
 	 */
 	struct fab_rdm_op *ops;
 	uint32_t nops, op_next;
 	_Atomic uint64_t ops_posted, ops_done;
+	_Atomic uint32_t atomics_out;
 };
 
 enum { FAB_OP_FREE = 0, FAB_OP_BUSY, FAB_OP_FLUSHED };
@@ -169,6 +173,8 @@ struct fab_rdm_op {
 	_Atomic int st;
 	void *op_context;
 	bool report;
+	/* a native atomic write (fab_rdm_op_atomic; set after st, read where st is exchanged) */
+	_Atomic bool atomic;
 	enum ibv_wc_opcode opcode;
 };
 
@@ -894,6 +900,7 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 	r->op_next = (r->op_next + 1) % r->nops;
 	op->op_context = *ctx;
 	op->report = (*ff & FI_COMPLETION) != 0;
+	atomic_store_explicit(&op->atomic, false, memory_order_relaxed);
 	op->opcode = opcode;
 	atomic_store_explicit(&op->st, FAB_OP_BUSY, memory_order_release);
 	*ff |= FI_COMPLETION;
@@ -928,6 +935,8 @@ int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode
 	*opcode = op->opcode;
 	bool report = op->report || !success;
 	int was = atomic_exchange_explicit(&op->st, FAB_OP_FREE, memory_order_acq_rel);
+	if (atomic_load_explicit(&op->atomic, memory_order_relaxed) && was != FAB_OP_FREE)
+		atomic_fetch_sub_explicit(&r->atomics_out, 1, memory_order_release);
 	atomic_fetch_add_explicit(&r->ops_done, 1, memory_order_release);
 	return (was == FAB_OP_BUSY && report) ? FAB_RDM_OP_REPORT : FAB_RDM_OP_DROP;
 }
@@ -975,6 +984,8 @@ bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx)
 	if (op == NULL)
 		return false;
 	int was = atomic_exchange(&op->st, FAB_OP_FREE);
+	if (atomic_load_explicit(&op->atomic, memory_order_relaxed) && was != FAB_OP_FREE)
+		atomic_fetch_sub(&c->rdm->atomics_out, 1);
 	atomic_fetch_add(&c->rdm->ops_done, 1);
 	if (was != FAB_OP_FLUSHED)
 		return false;
@@ -1001,13 +1012,42 @@ void fab_rdm_flush_port(struct fab_conn *c)
 		(void)fab_port_flush(&c->rdm->port);
 }
 
-/* fab_rdm_flush_wait -- before a flush's read: the earlier writes completed (for 2 s at most) */
-int fab_rdm_flush_wait(struct fab_conn *c)
+/*
+ * fab_rdm_op_atomic -- the operation with record ctx (fab_rdm_op_wrap) is a
+ * native atomic write: a later flush waits for it where the provider orders
+ * RMA reads after RMA writes only (flush_waits_atomic).  Before the post:
+ * its completion may come at once.
+ */
+void fab_rdm_op_atomic(struct fab_conn *c, void *ctx)
+{
+	struct fab_rdm_op *op = fab_rdm_op_of(c->rdm, ctx);
+	if (op == NULL)
+		return;
+	atomic_fetch_add_explicit(&c->rdm->atomics_out, 1, memory_order_relaxed);
+	atomic_store_explicit(&op->atomic, true, memory_order_release);
+}
+
+/*
+ * fab_rdm_flush_done -- have the operations a flush waits for completed:
+ * every earlier one, or with atomics_only the native atomic writes
+ */
+static bool fab_rdm_flush_done(struct fab_rdm *r, bool atomics_only, uint64_t want)
+{
+	if (atomics_only)
+		return atomic_load_explicit(&r->atomics_out, memory_order_acquire) == 0;
+	return atomic_load_explicit(&r->ops_done, memory_order_acquire) >= want;
+}
+
+/*
+ * fab_rdm_flush_wait -- before a flush's read: the earlier operations (with
+ * atomics_only: the native atomic writes) completed (for 2 s at most)
+ */
+int fab_rdm_flush_wait(struct fab_conn *c, bool atomics_only)
 {
 	struct fab_rdm *r = c->rdm;
 	uint64_t want = atomic_load_explicit(&r->ops_posted, memory_order_relaxed);
 	struct fab_conn_wait w = FAB_WAIT_INIT;
-	while (atomic_load_explicit(&r->ops_done, memory_order_acquire) < want) {
+	while (!fab_rdm_flush_done(r, atomics_only, want)) {
 		if (fab_conn_ended(c))
 			return fab_rdm_op_check(c); /* a flushed write may never complete */
 		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
