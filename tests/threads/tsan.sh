@@ -8,8 +8,8 @@
 # librpma, tests/threads/test_threads and tests/integration/test_integration,
 # and runs those two through the automake test harness, so that their .trs
 # files count in tests/summary.sh.  The fabric provider only (libfabric tcp
-# on 127.0.0.1): nothing needs an RDMA device.  Then the threads suite again
-# over shm's reliable datagrams, directly (its result does not count twice).
+# on 127.0.0.1): nothing needs an RDMA device.  Then both again over shm's
+# reliable datagrams, directly (their results do not count twice).
 #
 # A ThreadSanitizer report fails the scenario it happens in
 # (halt_on_error=1).  errors/peer_killed is left out: it forks a process that
@@ -57,17 +57,26 @@ if [ "$rc" -ne 0 ]; then
 	done
 	failed "see $dir/tests/*/*.log"
 fi
-# the threaded scenarios once more over reliable datagrams (shm): the
-# listener's and the connection protocol's state shared between the
-# application and the progress thread (a race found so: a connection's
-# record was bound outside the lock the listener's purge reads it under)
+# the threaded scenarios and the integration suite once more over reliable
+# datagrams (shm): the listener's and the connection protocol's state shared
+# between the application and the progress thread (races found so: a
+# connection's record was bound outside the lock the listener's purge reads
+# it under; the listener's closing flag).  shm's files a failing scenario
+# leaves behind are removed afterwards, only those this run made.
 if command -v fi_info >/dev/null && fi_info -p shm -t FI_EP_RDM >/dev/null 2>&1; then
-	rm -f /dev/shm/127.0.0.1:* 2>/dev/null
-	if ! FI_PROVIDER=shm tests/threads/test_threads -j1 --timeout 120 >threads-shm.log 2>&1; then
-		grep -E 'WARNING: ThreadSanitizer|^SUMMARY|#[0-9] |\[FAIL\]|Synthesis' threads-shm.log |
-			head -60
-		failed "the threads suite over shm, see $dir/threads-shm.log"
-	fi
-	grep -E 'Synthesis' threads-shm.log | sed 's/^/over shm: /'
+	shm_before=$(ls /dev/shm 2>/dev/null)
+	for p in $progs; do
+		log=$(basename "$p")-shm.log
+		FI_PROVIDER=shm "$p" -j1 --timeout 120 >"$log" 2>&1
+		prc=$?
+		ls /dev/shm 2>/dev/null | grep -Ex '[0-9]+:[0-9]+:[0-9]+|[0-9.]+:[0-9]+' |
+			grep -vxF -e "$shm_before" -e '' | while read -r f; do rm -f "/dev/shm/$f"; done
+		if [ "$prc" -ne 0 ]; then
+			grep -E 'WARNING: ThreadSanitizer|^SUMMARY|#[0-9] |\[FAIL\]|Synthesis' "$log" |
+				head -60
+			failed "$p over shm, see $dir/$log"
+		fi
+		grep -E 'Synthesis' "$log" | sed "s|^|$(basename "$p") over shm: |"
+	done
 fi
 echo "tsan: ok"
