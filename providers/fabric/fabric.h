@@ -142,7 +142,8 @@ struct fab_source {
 	 * protocol's own messages, keep-alives among them, are not counted:
 	 * they must not keep the thread busy), of which only those of its own
 	 * drain count, and only while the CQ has a sleeper (fab_cq.sleepers;
-	 * fab_cq.waited once its fd was handed out: fab_progress_activity).  While either moves the thread polls without sleeping.
+	 * fab_cq.waited once its fd was handed out: fab_progress_activity).
+	 * While either moves the thread polls without sleeping.
 	 * The counter does not count while the program polls the CQ this
 	 * source feeds (user_drains moved within FAB_POLLED_NS, polled_ns):
 	 * its polls drive the endpoint, and a thread polling beside it took
@@ -264,6 +265,9 @@ struct fab_ceq {
 #define FAB_HINTS_MODE(ep_type) \
 	(FI_RX_CQ_DATA | ((ep_type) == FI_EP_RDM ? FI_CONTEXT | FI_CONTEXT2 : 0))
 
+/* what a flush waits for before its read (fab_peer.flush_wait) */
+enum fab_flush_wait { FAB_FLUSH_WAIT_NONE = 0, FAB_FLUSH_WAIT_ATOMICS, FAB_FLUSH_WAIT_ALL };
+
 struct fab_peer {
 	struct fi_info *info; /* the negotiated template (caps, mode, mr_mode, names) */
 	struct fid_fabric *fabric;
@@ -275,14 +279,15 @@ struct fab_peer {
 	bool has_commit;    /* FI_RMA_PMEM + FI_COMMIT_COMPLETE: persistent flush supported */
 	bool has_fence;	    /* FI_FENCE offered */
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
-	bool flush_waits;   /* reliable datagrams without FI_ORDER_RAW: fab_rdm_flush_wait */
 	/*
-	 * reliable datagrams with FI_ORDER_RMA_RAW but not FI_ORDER_RAW (rxm
-	 * with FI_ATOMIC: its atomics travel as messages): a flush's read
-	 * follows the earlier RMA writes by itself, and waits only for the
-	 * native atomic writes still out (fab_rdm_flush_wait)
+	 * what a flush waits for before its read over reliable datagrams
+	 * (fab_rdm_flush_wait): nothing where the provider orders a read after
+	 * earlier writes (FI_ORDER_RAW); the native atomic writes still out
+	 * where it orders RMA reads after RMA writes only (FI_ORDER_RMA_RAW:
+	 * rxm with FI_ATOMIC, whose atomics travel as messages); every earlier
+	 * operation where it declares neither (shm)
 	 */
-	bool flush_waits_atomic;
+	enum fab_flush_wait flush_wait;
 	/*
 	 * reliable datagrams without FI_ORDER_WAR and FI_FENCE (shm, rxm): an
 	 * atomic write waits for the earlier operations, the flush before it
@@ -865,6 +870,7 @@ int fab_cq_wait(struct rpma_cq *cq);
 int fab_cq_poll(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc);
 int fab_chan_wait(struct fab_chan *chan, struct fab_cq **cq);
 void fab_cq_unpark(struct fab_cq *cq);
+void fab_cq_awake(struct fab_cq *cq);
 void fab_cq_export_fd(struct fab_cq *cq);
 bool fab_source_may_park(const struct fab_source *src, bool *briefly);
 
@@ -963,7 +969,7 @@ void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);
 void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s);
 bool fab_push_flushed(struct fab_conn *c, uint64_t wr_id, enum ibv_wc_opcode opcode);
-int fab_rdm_flush_wait(struct fab_conn *c, bool atomics_only);
+int fab_rdm_flush_wait(struct fab_conn *c, enum fab_flush_wait what);
 void fab_rdm_op_atomic(struct fab_conn *c, void *ctx);
 void fab_rdm_flush_port(struct fab_conn *c);
 void fab_drain_rx_rdm(struct fab_source *src);

@@ -1147,13 +1147,10 @@ int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq)
 	fab_cq_unpark(c->cq);
 	if (c->rcq)
 		fab_cq_unpark(c->rcq);
-	atomic_fetch_add(&c->cq->sleepers, 1);
-	if (c->rcq)
-		atomic_fetch_add(&c->rcq->sleepers, 1);
 	int ret = fab_chan_wait(c->shared_chan, &fired);
-	atomic_fetch_sub(&c->cq->sleepers, 1);
+	fab_cq_awake(c->cq);
 	if (c->rcq)
-		atomic_fetch_sub(&c->rcq->sleepers, 1);
+		fab_cq_awake(c->rcq);
 	if (ret)
 		return ret;
 	*is_rcq = fired == c->rcq;

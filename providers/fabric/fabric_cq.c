@@ -1019,12 +1019,20 @@ static void fab_cq_unpark_feeders(struct fab_cq *cq)
 
 /*
  * fab_cq_unpark -- a user is about to sleep until the CQ fires: the progress
- * thread must wait on the fds of its feeders again (fabric.h, parking)
+ * thread must wait on the fds of its feeders again (fabric.h, parking), and
+ * counts the sleeper until fab_cq_awake (fab_progress_activity)
  */
 void fab_cq_unpark(struct fab_cq *cq)
 {
 	atomic_store(&cq->waited, true);
+	atomic_fetch_add(&cq->sleepers, 1);
 	fab_cq_unpark_feeders(cq);
+}
+
+/* fab_cq_awake -- the sleep fab_cq_unpark announced is over */
+void fab_cq_awake(struct fab_cq *cq)
+{
+	atomic_fetch_sub(&cq->sleepers, 1);
 }
 
 /* fab_cq_export_fd -- the user may sleep on the CQ's fd from now on (fab_source_may_park) */
@@ -1318,9 +1326,8 @@ int fab_cq_wait(struct rpma_cq *rcq)
 			return ret;
 	}
 	fab_cq_unpark(cq);
-	atomic_fetch_add(&cq->sleepers, 1);
 	int ret = fab_chan_wait(cq->chan, &fired);
-	atomic_fetch_sub(&cq->sleepers, 1);
+	fab_cq_awake(cq);
 	return ret;
 }
 

@@ -398,7 +398,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	void *ctx = (void *)op_context;
 	if (__builtin_expect(c->wrap, 0) && c->rdm && p->atomic_waits) {
 		/* after the flush before it: nothing orders them here (fabric.h) */
-		int ret = fab_rdm_flush_wait(c, false);
+		int ret = fab_rdm_flush_wait(c, FAB_FLUSH_WAIT_ALL);
 		if (ret)
 			return ret;
 	}
@@ -476,9 +476,8 @@ int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 			      c->peer->info->fabric_attr->prov_name);
 		return RPMA_E_NOSUPP;
 	}
-	if (__builtin_expect(c->wrap, 0) && c->rdm &&
-	    (c->peer->flush_waits || c->peer->flush_waits_atomic)) {
-		int ret = fab_rdm_flush_wait(c, !c->peer->flush_waits);
+	if (__builtin_expect(c->wrap, 0) && c->rdm && c->peer->flush_wait != FAB_FLUSH_WAIT_NONE) {
+		int ret = fab_rdm_flush_wait(c, c->peer->flush_wait);
 		if (ret)
 			return ret;
 	}

@@ -121,8 +121,9 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 			  ((p->info->tx_attr->msg_order & FI_ORDER_SAW) || p->rdm);
 	p->has_fence = (p->info->caps & FI_FENCE) != 0;
 	uint64_t order = p->info->tx_attr->msg_order;
-	p->flush_waits = p->rdm && !(order & (FI_ORDER_RAW | FAB_ORDER_RMA_RAW));
-	p->flush_waits_atomic = p->rdm && !(order & FI_ORDER_RAW) && (order & FAB_ORDER_RMA_RAW);
+	p->flush_wait = !p->rdm || (order & FI_ORDER_RAW) ? FAB_FLUSH_WAIT_NONE
+			: (order & FAB_ORDER_RMA_RAW)	  ? FAB_FLUSH_WAIT_ATOMICS
+							  : FAB_FLUSH_WAIT_ALL;
 	p->inject_size = fab_inject_size(p->info->tx_attr->inject_size);
 	p->inject_atomic = p->inject_size >= 8 && d->ep_type != FI_EP_RDM;
 	p->in_order = (p->info->tx_attr->msg_order & FI_ORDER_WAR) ||

@@ -1015,7 +1015,7 @@ void fab_rdm_flush_port(struct fab_conn *c)
 /*
  * fab_rdm_op_atomic -- the operation with record ctx (fab_rdm_op_wrap) is a
  * native atomic write: a later flush waits for it where the provider orders
- * RMA reads after RMA writes only (flush_waits_atomic).  Before the post:
+ * RMA reads after RMA writes only (FAB_FLUSH_WAIT_ATOMICS).  Before the post:
  * its completion may come at once.
  */
 void fab_rdm_op_atomic(struct fab_conn *c, void *ctx)
@@ -1029,25 +1029,25 @@ void fab_rdm_op_atomic(struct fab_conn *c, void *ctx)
 
 /*
  * fab_rdm_flush_done -- have the operations a flush waits for completed:
- * every earlier one, or with atomics_only the native atomic writes
+ * every earlier one, or the native atomic writes (FAB_FLUSH_WAIT_ATOMICS)
  */
-static bool fab_rdm_flush_done(struct fab_rdm *r, bool atomics_only, uint64_t want)
+static bool fab_rdm_flush_done(struct fab_rdm *r, enum fab_flush_wait what, uint64_t want)
 {
-	if (atomics_only)
+	if (what == FAB_FLUSH_WAIT_ATOMICS)
 		return atomic_load_explicit(&r->atomics_out, memory_order_acquire) == 0;
 	return atomic_load_explicit(&r->ops_done, memory_order_acquire) >= want;
 }
 
 /*
- * fab_rdm_flush_wait -- before a flush's read: the earlier operations (with
- * atomics_only: the native atomic writes) completed (for 2 s at most)
+ * fab_rdm_flush_wait -- before a flush's read: the earlier operations (or,
+ * FAB_FLUSH_WAIT_ATOMICS, the native atomic writes) completed (for 2 s at most)
  */
-int fab_rdm_flush_wait(struct fab_conn *c, bool atomics_only)
+int fab_rdm_flush_wait(struct fab_conn *c, enum fab_flush_wait what)
 {
 	struct fab_rdm *r = c->rdm;
 	uint64_t want = atomic_load_explicit(&r->ops_posted, memory_order_relaxed);
 	struct fab_conn_wait w = FAB_WAIT_INIT;
-	while (!fab_rdm_flush_done(r, atomics_only, want)) {
+	while (!fab_rdm_flush_done(r, what, want)) {
 		if (fab_conn_ended(c))
 			return fab_rdm_op_check(c); /* a flushed write may never complete */
 		if (!fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS)) {
