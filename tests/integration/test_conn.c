@@ -348,8 +348,11 @@ struct cd_server {
 	_Atomic int accepted; /* the round whose accept returned */
 	_Atomic int done;     /* the round the server finished */
 	_Atomic bool stop;
-	_Atomic bool failed; /* the server gave up: err and fail_round tell why */
-	_Atomic int refused; /* accepts the transport refused (RPMA_E_PROVIDER) */
+	_Atomic bool failed;	  /* the server gave up: err and fail_round tell why */
+	_Atomic int refused;	  /* accepts the transport refused (RPMA_E_PROVIDER) */
+	_Atomic int unseen;	  /* the client's round ended, the server saw no request for it */
+	_Atomic int client_ended; /* the last round the client ended without the server */
+	_Atomic int client_final; /* that round's final event on the client's side */
 	unsigned seed;
 	char err[256];
 	int fail_round; /* -1: none */
@@ -389,8 +392,8 @@ static void cd_spin(unsigned us)
  * cd_finish -- after the disconnect: the events of one side must be at most
  * one ESTABLISHED, then one final event, then nothing; then delete
  */
-static void cd_finish(struct rpma_conn **conn, int round, const char *side, char *err,
-		      int *fail_round)
+static enum rpma_conn_event cd_finish(struct rpma_conn **conn, int round, const char *side,
+				      char *err, int *fail_round)
 {
 	int fd = -1;
 	(void)rpma_conn_get_event_fd(*conn, &fd);
@@ -426,6 +429,7 @@ static void cd_finish(struct rpma_conn **conn, int round, const char *side, char
 	if (ret)
 		cd_fail(err, fail_round, round, "%s: rpma_conn_delete: %s", side,
 			rpma_err_2str(ret));
+	return final;
 }
 
 /* cd_server_thread -- accept each request and disconnect at once */
@@ -435,12 +439,34 @@ static void *cd_server_thread(void *arg)
 	int fd = -1;
 	(void)rpma_ep_get_fd(s->ep, &fd);
 	for (int r = 0; r < CD_ROUNDS && !atomic_load(&s->stop); r++) {
-		/* short waits: the client may stop at any round */
-		bool ready = false;
-		for (int w = 0; w < ITEST_WAIT_MS / 50 && !ready && !atomic_load(&s->stop); w++)
+		/*
+		 * short waits: the client may stop at any round, or end this
+		 * one without the server: its request lost on the way (seen
+		 * once in a CI run over tcp; libfabric's tcp, for one, closes
+		 * an accepted socket whose first message it cannot read
+		 * whole).  Counted: more than a few fail the scenario.  The
+		 * client gives up on an accept after ITEST_WAIT_MS, so the
+		 * server waits twice as long
+		 */
+		bool ready = false, unseen = false;
+		for (int w = 0;
+		     w < 2 * ITEST_WAIT_MS / 50 && !ready && !unseen && !atomic_load(&s->stop);
+		     w++) {
 			ready = itest_fd_ready(fd, 50);
+			unseen = !ready && atomic_load(&s->client_ended) >= r;
+		}
 		if (atomic_load(&s->stop))
 			break;
+		if (unseen) {
+			cr_log_warn("round %d: the client's request never reached the server; "
+				    "the client's connection ended with %s",
+				    r,
+				    rpma_utils_conn_event_2str(
+					    (enum rpma_conn_event)atomic_load(&s->client_final)));
+			atomic_fetch_add(&s->unseen, 1);
+			atomic_store(&s->done, r);
+			continue;
+		}
 		if (!ready) {
 			cd_fail(s->err, &s->fail_round, r, "server: no request within %d ms",
 				ITEST_WAIT_MS);
@@ -495,6 +521,7 @@ PROVIDER_TEST(conn, disconnect_while_connecting)
 	srv.ep = itest_listen(speer, port);
 	atomic_init(&srv.accepted, -1);
 	atomic_init(&srv.done, -1);
+	atomic_init(&srv.client_ended, -1);
 	pthread_t server;
 	cr_assert_eq(pthread_create(&server, NULL, cd_server_thread, &srv), 0);
 	char err[256] = "";
@@ -536,7 +563,12 @@ PROVIDER_TEST(conn, disconnect_while_connecting)
 		if (ret)
 			cd_fail(err, &fail_round, r, "client: rpma_conn_disconnect: %s",
 				rpma_err_2str(ret));
-		cd_finish(&conn, r, "client", err, &fail_round);
+		enum rpma_conn_event final = cd_finish(&conn, r, "client", err, &fail_round);
+		if (atomic_load(&srv.accepted) < r) {
+			/* ended without the server: let it know (cd_server_thread) */
+			atomic_store(&srv.client_final, (int) final);
+			atomic_store(&srv.client_ended, r);
+		}
 		/* one connection at a time: the server finishes its side first */
 		while (atomic_load(&srv.done) < r && !atomic_load(&srv.failed))
 			usleep(50);
@@ -550,6 +582,10 @@ PROVIDER_TEST(conn, disconnect_while_connecting)
 			    refused, rounds);
 	cr_assert_leq(refused, 1 + rounds / 100,
 		      "the transport refused %d of %d accepts: more than an accident", refused,
+		      rounds);
+	int unseen = atomic_load(&srv.unseen);
+	cr_assert_leq(unseen, 1 + rounds / 100,
+		      "%d of %d requests never reached the server: more than an accident", unseen,
 		      rounds);
 	cr_assert(fail_round < 0 && srv.fail_round < 0,
 		  "client: round %d (of %d at most): %s; server: round %d: %s", fail_round,
