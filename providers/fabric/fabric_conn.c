@@ -829,6 +829,20 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	if (p->rdm)
 		fab_rdm_conn_watch(c, txf);
 	ret = fi_enable(c->ep);
+	if (ret == -FI_EBUSY && p->rdm) {
+		/*
+		 * a reliable-datagram connection's endpoint is named by the
+		 * provider after the process id (shm: PID:UID:N).  A file of
+		 * that name that a killed process left behind, whose pid this
+		 * process now has, makes shm (libfabric 1.17 and 2.1) take the
+		 * file's owner for alive and refuse the enable with
+		 * -FI_EBUSY, after it removed the file: the second enable
+		 * makes the name anew (tests/integration/rdm.sh, "stale")
+		 */
+		FAB_LOG_NOTICE("fi_enable(): %s; once more (a name left by a dead process?)",
+			       fi_strerror(-ret));
+		ret = fi_enable(c->ep);
+	}
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_enable()");
 		ret = fab_err(ret);
