@@ -305,7 +305,7 @@ if command -v gnuplot >/dev/null; then
 		gp=$out/latency-$env.gp
 		{
 			echo "set terminal pngcairo size 1600,900 noenhanced"
-			echo "set output '$out/latency-$env.png'"
+			echo "set output 'latency-$env.png'"
 			echo "set multiplot layout 2,4 title 'p50 latency vs size, $env environment (median of $runs runs)'"
 			echo "set logscale xy; set format x '%.0s%c'; set xlabel 'bytes'; set ylabel 'us'; set grid; set key top left"
 			for op in $opsl; do
@@ -314,7 +314,7 @@ if command -v gnuplot >/dev/null; then
 					f=$out/lat-$env-$op-$v.dat
 					awk -v e="$env" -v o="$op" -v v="$v" '$1 == e && $3 == o && $4 == "lat" && $2 == v { print $5, $6 }' \
 						"$out/medians.txt" | sort -n >"$f"
-					[[ -s $f ]] && plots+=("'$f' using 1:2 with linespoints title '$v'")
+					[[ -s $f ]] && plots+=("'${f##*/}' using 1:2 with linespoints title '$v'")
 				done
 				[[ ${#plots[@]} -gt 0 ]] || continue
 				echo "set title '$op'"
@@ -322,7 +322,8 @@ if command -v gnuplot >/dev/null; then
 			done
 			echo "unset multiplot"
 		} >"$gp"
-		if gnuplot "$gp" 2>>"$out/gnuplot.log"; then
+		# names relative to the results directory (it may be moved or committed)
+		if (cd "$out" && gnuplot "${gp##*/}") 2>>"$out/gnuplot.log"; then
 			log "plot: $out/latency-$env.png"
 		else
 			log "gnuplot failed (see $out/gnuplot.log)"
@@ -331,6 +332,13 @@ if command -v gnuplot >/dev/null; then
 else
 	log "gnuplot not found (install gnuplot-nox): no plot"
 fi
+
+# the tables name the library the tools loaded; without this tree's place on
+# the machine where it ran (bench/results is committed)
+root=$(cd "$here/.." && pwd -P)
+for f in "$out"/*.csv "$out"/*.txt; do
+	[[ -f $f ]] && sed -i "s#$root/##g" "$f"
+done
 
 log "results in $out"
 [[ $host_failed == 0 && $guest_failed == 0 ]]

@@ -1,13 +1,13 @@
 set terminal pngcairo size 1600,900 noenhanced
-set output '/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/latency-fabric.png'
+set output 'latency-fabric.png'
 set multiplot layout 2,4 title 'p50 latency vs size, fabric environment (median of 5 runs)'
 set logscale xy; set format x '%.0s%c'; set xlabel 'bytes'; set ylabel 'us'; set grid; set key top left
 set title 'read'
-plot '/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-read-ours.dat' using 1:2 with linespoints title 'ours','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-read-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-read-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
+plot 'lat-fabric-read-ours.dat' using 1:2 with linespoints title 'ours','lat-fabric-read-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','lat-fabric-read-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
 set title 'send-recv'
-plot '/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-send-recv-ours.dat' using 1:2 with linespoints title 'ours','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-send-recv-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-send-recv-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
+plot 'lat-fabric-send-recv-ours.dat' using 1:2 with linespoints title 'ours','lat-fabric-send-recv-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','lat-fabric-send-recv-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
 set title 'write'
-plot '/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-ours.dat' using 1:2 with linespoints title 'ours','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
+plot 'lat-fabric-write-ours.dat' using 1:2 with linespoints title 'ours','lat-fabric-write-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','lat-fabric-write-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
 set title 'write-flush-v'
-plot '/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-flush-v-ours.dat' using 1:2 with linespoints title 'ours','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-flush-v-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','/work/main/bench/results/2026-11-27/rdm-shm-s18-poll/lat-fabric-write-flush-v-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
+plot 'lat-fabric-write-flush-v-ours.dat' using 1:2 with linespoints title 'ours','lat-fabric-write-flush-v-raw-fabric.dat' using 1:2 with linespoints title 'raw-fabric','lat-fabric-write-flush-v-raw-fabric-delivery.dat' using 1:2 with linespoints title 'raw-fabric-delivery'
 unset multiplot
