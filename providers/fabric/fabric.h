@@ -185,6 +185,16 @@ struct fab_source {
  * its last yield
  */
 #define FAB_YIELD_NS 50000
+/*
+ * a sched_yield() that returned this late gave the CPU to a thread that
+ * keeps it for a whole slice (a CPU-bound process beside the program):
+ * for FAB_NAP_PERIOD_NS the thread then sleeps briefly instead of yielding,
+ * since a woken sleeper gets the CPU back where a yielder waits its turn
+ * (over shm with one spinning process, a passive target took 2.3 ms a
+ * write against 0.01 for an active one)
+ */
+#define FAB_YIELD_LOST_NS 500000
+#define FAB_NAP_PERIOD_NS 100000000
 /* a program that drained a CQ this recently polls it (fab_source.polled_ns) */
 #define FAB_POLLED_NS 100000
 /*
@@ -221,7 +231,8 @@ struct fab_progress {
 	 */
 	uint64_t spin_ns;
 	uint64_t busy_until_ns; /* the thread's own */
-	uint64_t yielded_ns;	/* the thread's own: its last sched_yield() */
+	uint64_t yielded_ns;	/* the thread's own: the end of its last yield or nap */
+	uint64_t nap_until_ns;	/* the thread's own: naps instead of yields until then */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fabric.h"
@@ -539,8 +540,17 @@ static void fab_progress_yield(struct fab_progress *pr)
 	uint64_t now = fab_now_ns();
 	if (!fab_cq_woke && now - pr->yielded_ns < FAB_YIELD_NS)
 		return;
+	if (now < pr->nap_until_ns) {
+		/* the shortest sleep: the timer's slack, ~50 us */
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 1};
+		(void)nanosleep(&ts, NULL);
+		pr->yielded_ns = fab_now_ns();
+		return;
+	}
 	sched_yield();
-	pr->yielded_ns = now;
+	pr->yielded_ns = fab_now_ns();
+	if (pr->yielded_ns - now >= FAB_YIELD_LOST_NS)
+		pr->nap_until_ns = pr->yielded_ns + FAB_NAP_PERIOD_NS;
 }
 
 /*
@@ -631,6 +641,7 @@ int fab_progress_start(struct fab_peer *p)
 	pr->park_ms = FAB_PARK_MS;
 	pr->spin_ns = fab_spin_ns();
 	pr->busy_until_ns = 0;
+	pr->nap_until_ns = 0;
 	pr->running = true;
 	/*
 	 * the thread starts with every signal blocked (it inherits the mask of
