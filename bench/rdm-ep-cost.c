@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -172,17 +171,18 @@ int main(int argc, char *argv[])
 		printf("endpoint %u enabled: %ld KiB (+%ld)\n", i + 1, h, h - base);
 		if (!together) {
 			ep_close(&eps[i]);
-			printf("endpoint %u closed:  %ld KiB (+%ld)\n", i + 1, heap_kib(),
-			       heap_kib() - base);
+			h = heap_kib();
+			printf("endpoint %u closed:  %ld KiB (+%ld)\n", i + 1, h, h - base);
 		}
 	}
-	if (together) {
+	if (together)
 		for (unsigned i = 0; i < n; i++)
 			ep_close(&eps[i]);
-		printf("all %u closed: %ld KiB (+%ld)\n", n, heap_kib(), heap_kib() - base);
-	}
+	long end = heap_kib();
+	if (together)
+		printf("all %u closed: %ld KiB (+%ld)\n", n, end, end - base);
 	printf("per endpoint at the peak: %ld KiB; kept after closing: %ld KiB\n",
-	       (peak - base) / (together ? n : 1), heap_kib() - base);
+	       (peak - base) / (together ? n : 1), end - base);
 	rc = 0;
 out:
 	for (unsigned i = 0; i < n; i++)
