@@ -23,7 +23,16 @@
  * a free one), RPMA_CHURN_CYCLE_TIMEOUT (seconds one cycle may take, default
  * 30), RPMA_CHURN_BUSY (busy-looping processes beside the pair, default 2),
  * RPMA_CHURN_CONNECT_TIMEOUT_MS (the client's connection timeout,
- * rpma_conn_cfg_set_timeout, default 5000).  RPMA_PROVIDER defaults to fabric.
+ * rpma_conn_cfg_set_timeout, default 5000), RPMA_CHURN_RECORD (library log
+ * lines each process keeps in memory, default 256, 0: none; see below).
+ * RPMA_PROVIDER defaults to fabric.
+ *
+ * The flight recorder: unless RPMA_LOG_LEVEL is set (then the library's
+ * own log function prints to stderr as asked), each process takes the
+ * library's log lines up to INFO into a ring in memory, prints the ones of
+ * WARNING or worse at once, and prints the ring when a cycle fails: a
+ * failure one cycle in 15 000 shows what the library saw just before it,
+ * which a run with the log on stderr (slower, other timing) may never hit.
  *
  * The client's connections wait for the server longer than the default
  * 1000 ms, which bounds the whole handshake on the fabric provider: with the
@@ -44,6 +53,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,6 +102,88 @@ __attribute__((format(printf, 1, 2))) static void msg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* ----- the flight recorder: the library's last log lines of this process */
+
+#define RECORD_LINE 240
+
+static struct {
+	pthread_mutex_t lock;
+	char (*lines)[RECORD_LINE]; /* a ring of size lines */
+	size_t size;
+	size_t next; /* lines taken so far */
+} rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* record_log -- the library's log function: the line into the ring; WARNING or worse on stderr */
+__attribute__((format(printf, 5, 6))) static void record_log(enum rpma_log_level level,
+							     const char *file, const int line,
+							     const char *func, const char *fmt, ...)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	char text[RECORD_LINE];
+	int n = snprintf(text, sizeof(text), "%ld.%06ld %s:%d %s: ", (long)ts.tv_sec,
+			 ts.tv_nsec / 1000, file, line, func);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n < sizeof(text)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	if (level <= RPMA_LOG_LEVEL_WARNING)
+		fprintf(stderr, "%s: library: %s\n", role, text);
+	pthread_mutex_lock(&rec.lock);
+	memcpy(rec.lines[rec.next % rec.size], text, sizeof(text));
+	rec.next++;
+	pthread_mutex_unlock(&rec.lock);
+}
+
+/* record_start -- take the library's log into the ring (not when RPMA_LOG_LEVEL asks for stderr) */
+static void record_start(long size)
+{
+	const char *lvl = getenv("RPMA_LOG_LEVEL");
+	if (size <= 0 || (lvl && *lvl))
+		return;
+	rec.lines = calloc((size_t)size, RECORD_LINE);
+	if (rec.lines == NULL)
+		return;
+	rec.size = (size_t)size;
+	if (rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO) ||
+	    rpma_log_set_function(record_log)) {
+		free(rec.lines);
+		rec.lines = NULL;
+		rec.size = 0;
+	}
+}
+
+/* record_dump -- print the ring, oldest line first */
+static void record_dump(void)
+{
+	if (rec.size == 0)
+		return;
+	pthread_mutex_lock(&rec.lock);
+	size_t first = rec.next > rec.size ? rec.next - rec.size : 0;
+	fprintf(stderr, "%s: the library's last %zu log lines (of %zu), oldest first:\n", role,
+		rec.next - first, rec.next);
+	for (size_t i = first; i < rec.next; i++)
+		fprintf(stderr, "%s:   %s\n", role, rec.lines[i % rec.size]);
+	pthread_mutex_unlock(&rec.lock);
+}
+
+/* record_stop -- back to the library's own log function (the caller deleted its peer) */
+static void record_stop(void)
+{
+	if (rec.size == 0)
+		return;
+	(void)rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
+	(void)rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING);
+	/* the peers are deleted: no thread of the library logs any more */
+	free(rec.lines);
+	rec.lines = NULL;
+	rec.size = 0;
 }
 
 /* fail_rpma -- report a failed call and return -1 */
@@ -336,8 +428,10 @@ static int run_server(const char *addr, const char *port, long cycles, long warm
 		if (c == warmup)
 			before = measure();
 		alarm((unsigned)timeout);
-		if (server_cycle(ep, &pdata, region, c))
+		if (server_cycle(ep, &pdata, region, c)) {
+			record_dump();
 			goto out;
+		}
 	}
 	alarm(0);
 	after = measure();
@@ -396,6 +490,7 @@ static int client_cycle(struct rpma_peer *peer, const char *addr, const char *po
 	struct rpma_conn_req *req = NULL;
 	struct rpma_conn *conn = NULL;
 	struct rpma_mr_remote *dst = NULL;
+	bool established = false;
 	int rc = -1;
 
 	int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
@@ -406,6 +501,7 @@ static int client_cycle(struct rpma_peer *peer, const char *addr, const char *po
 		return fail_rpma("rpma_conn_req_connect", ret, cycle);
 	if (wait_event(conn, RPMA_CONN_ESTABLISHED, cycle))
 		goto out;
+	established = true;
 
 	struct rpma_conn_private_data pdata;
 	ret = rpma_conn_get_private_data(conn, &pdata);
@@ -440,7 +536,8 @@ out:
 	ret = rpma_conn_disconnect(conn);
 	if (ret && rc == 0)
 		rc = fail_rpma("rpma_conn_disconnect", ret, cycle);
-	if (ret == 0 && wait_event(conn, RPMA_CONN_CLOSED, cycle) && rc == 0)
+	/* a connection that never came up has had its last event already */
+	if (ret == 0 && established && wait_event(conn, RPMA_CONN_CLOSED, cycle) && rc == 0)
 		rc = -1;
 	ret = rpma_conn_delete(&conn);
 	if (ret && rc == 0)
@@ -499,8 +596,10 @@ static int run_client(const char *addr, const char *port, long cycles, long warm
 		if (c == warmup)
 			before = measure();
 		alarm((unsigned)timeout);
-		if (client_cycle(peer, addr, port, cfg, src, buf, c))
+		if (client_cycle(peer, addr, port, cfg, src, buf, c)) {
+			record_dump();
 			goto out;
+		}
 	}
 	alarm(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -603,6 +702,7 @@ int main(int argc, char *argv[])
 		return 99;
 	}
 	long busy = env_long("RPMA_CHURN_BUSY", 2);
+	long record = env_long("RPMA_CHURN_RECORD", 256);
 	if (busy > 64)
 		busy = 64;
 	setenv("RPMA_PROVIDER", "fabric", 0);
@@ -632,18 +732,31 @@ int main(int argc, char *argv[])
 	if (pid == 0) {
 		role = "client";
 		close(pipefd[1]);
+		record_start(record);
 		int rc = run_client(addr, port, cycles, warmup, pipefd[0], timeout);
+		record_stop();
 		/* exit(), not _exit(): LeakSanitizer checks the client at exit too */
 		exit(rc ? 1 : 0);
 	}
 
 	role = "server";
 	close(pipefd[0]);
+	record_start(record);
 	int rc = run_server(addr, port, cycles, warmup, pipefd[1], timeout);
-	if (rc)
-		kill(pid, SIGTERM); /* a client waiting for a server that gave up */
+	record_stop();
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	pid_t done = 0;
+	if (rc) {
+		/*
+		 * a client waiting for a server that gave up is stopped, but
+		 * after 3 s: one that failed first prints its own story meanwhile
+		 */
+		for (int i = 0; i < 300 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++)
+			usleep(10000);
+		if (done == 0)
+			kill(pid, SIGTERM);
+	}
+	while (done <= 0 && (done = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
 	busy_stop(busy, busy_pids);
 	bool client_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
