@@ -242,10 +242,11 @@ struct fab_progress {
  * connection whose endpoint the entry names (a list searched under lock);
  * an entry whose endpoint is no longer in the list is dropped.  A
  * connection leaves the list, waits for a drain in progress to end (the
- * source's draining flag) and only then closes its endpoint, whose close
- * removes the entries still queued for it (tcp, sockets and verbs of
- * libfabric 1.17 do): no entry of a closed endpoint can reach the
- * connection that reuses its address.  Connect timeouts live in the
+ * source's draining flag), and closes its endpoint holding that flag: a
+ * drain that took one of the endpoint's entries before the close ends
+ * first (and drops it), and the close removes the entries still queued
+ * (tcp, sockets and verbs of libfabric 1.17 do, xnet of 2.1 too): no entry
+ * of a closed endpoint can reach the connection that reuses its address.  Connect timeouts live in the
  * connections (deadline_ns); the source's deadline is their nearest one.
  */
 struct fab_conn;
@@ -312,12 +313,11 @@ struct fab_peer {
 	 * see fab_peer_open, but staging costs little there)
 	 */
 	bool inject_atomic;
-	bool rx_cq_data;     /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
-	bool imm_emulated;   /* write-with-imm = write + tagged zero-length send (see below) */
-	bool in_order;	     /* one in-order stream: writes are applied after earlier reads */
-	bool refused_sync;   /* fi_connect() itself fails when nobody listens (sockets) */
-	bool close_races_eq; /* closing an endpoint races fi_eq_read() (sockets: fabric_conn.c) */
-	bool reject_ep_ok;   /* fi_reject() works on a request an endpoint was made from */
+	bool rx_cq_data;   /* mode FI_RX_CQ_DATA: remote CQ data consumes a receive */
+	bool imm_emulated; /* write-with-imm = write + tagged zero-length send (see below) */
+	bool in_order;	   /* one in-order stream: writes are applied after earlier reads */
+	bool refused_sync; /* fi_connect() itself fails when nobody listens (sockets) */
+	bool reject_ep_ok; /* fi_reject() works on a request an endpoint was made from */
 	/*
 	 * make a connection's eventfds with it, not when first needed:
 	 * libfabric's sockets closes some of its socket descriptors twice

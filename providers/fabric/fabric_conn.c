@@ -602,15 +602,24 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	}
 	if (c->ep) {
 		/*
-		 * libfabric's sockets (sock_ep.c, sock_eq.c) takes the endpoint's
-		 * events out of the EQ on close, under the EQ's lock, while its
-		 * fi_eq_read() checks for an entry without the lock and takes the
-		 * first one with it: a read between the two takes the list's head
-		 * for an entry and frees it ("free(): invalid pointer" in the
-		 * progress thread: HACKING.md).  There no drain of the EQ may run
-		 * meanwhile.
+		 * No drain of the connections' EQ runs while the endpoint
+		 * closes (fab_ceq_find):
+		 * - a drain that read one of its entries (the FI_SHUTDOWN of our
+		 *   own fi_shutdown(), typically) before the close took the rest
+		 *   out ends first: it finds no connection and drops it; had it
+		 *   been preempted past the close, the next connection's
+		 *   endpoint could have had the freed one's address, and the
+		 *   entry would have ended that connection (churn: REJECTED
+		 *   instead of ESTABLISHED, once in 15 000 cycles beside busy
+		 *   loops; every cycle with a drain slowed by 300 us);
+		 * - libfabric's sockets (sock_ep.c, sock_eq.c) takes the
+		 *   endpoint's events out of the EQ on close, under the EQ's
+		 *   lock, while its fi_eq_read() checks for an entry without the
+		 *   lock and takes the first one with it: a read between the two
+		 *   takes the list's head for an entry and frees it ("free():
+		 *   invalid pointer" in the progress thread: HACKING.md).
 		 */
-		bool hold = p->close_races_eq && p->ceq.eq != NULL;
+		bool hold = p->ceq.eq != NULL;
 		if (hold)
 			fab_source_hold(&p->ceq.src);
 		r = fi_close(&c->ep->fid);

@@ -132,7 +132,6 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	/* libfabric's sockets: its quirks (the flags' comments, fabric.h) */
 	bool sockets = strcmp(d->prov_name, "sockets") == 0;
 	p->refused_sync = !p->rdm && sockets;
-	p->close_races_eq = !p->rdm && sockets;
 	p->eager_fds = sockets;
 	p->end_closes = !p->rdm && sockets;
 	p->verbs = strcmp(d->prov_name, "verbs") == 0;
