@@ -288,13 +288,36 @@ static int judge(const struct usage *a, const struct usage *b, long cycles)
 	return bad;
 }
 
-/* watchdog -- a cycle took too long: say so and stop */
+/* put -- write a string on stderr (async-signal-safe) */
+static void put(const char *s, size_t len)
+{
+	ssize_t r = write(2, s, len);
+	(void)r;
+}
+
+/* watchdog -- a cycle took too long: say so, print the ring, and stop */
 static void watchdog(int sig)
 {
 	(void)sig;
-	static const char m[] = "churn: a cycle exceeded RPMA_CHURN_CYCLE_TIMEOUT: stuck\n";
-	ssize_t r = write(2, m, sizeof(m) - 1);
-	(void)r;
+	static const char m[] = ": a cycle exceeded RPMA_CHURN_CYCLE_TIMEOUT: stuck\n";
+	static const char h[] =
+		": the library's last log lines, oldest first (a thread may be writing "
+		"one meanwhile):\n";
+	put(role, strlen(role));
+	put(m, sizeof(m) - 1);
+	/* only write(): no lock, no stdio (a thread may hold either) */
+	size_t next = rec.next, size = rec.size;
+	if (size > 0) {
+		put(role, strlen(role));
+		put(h, sizeof(h) - 1);
+		for (size_t i = next > size ? next - size : 0; i < next; i++) {
+			put(role, strlen(role));
+			put(":   ", 4);
+			const char *line = rec.lines[i % size];
+			put(line, strnlen(line, RECORD_LINE));
+			put("\n", 1);
+		}
+	}
 	_exit(3);
 }
 
