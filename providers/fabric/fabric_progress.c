@@ -533,7 +533,11 @@ static void fab_progress_wait(struct fab_progress *pr, struct fab_round *r)
  * which may be waiting for this very CPU (2 vCPUs, the peer's thread
  * polling the other one: a send-recv of 64 KiB took 1.1 ms when the thread
  * never yielded), else every FAB_YIELD_NS.  A yield each round cost a write
- * of 8 B over shm a third of its time (3.2 us against 2.0 us).
+ * of 8 B over shm a third of its time (3.2 us against 2.0 us).  A yield
+ * that came back FAB_YIELD_LOST_NS late (a CPU-bound process shares the
+ * CPU and got its whole slice) turns the yields of the next
+ * FAB_NAP_PERIOD_NS into the shortest sleeps: a woken sleeper preempts
+ * such a process, a yielder waits behind it.
  */
 static void fab_progress_yield(struct fab_progress *pr)
 {
