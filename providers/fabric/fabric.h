@@ -262,6 +262,12 @@ struct fab_ceq {
 	 * FI_CONNECTED was queued
 	 */
 	_Atomic uint64_t accepts;
+	/*
+	 * testing: microseconds the drain waits between reading an entry and
+	 * looking its endpoint up (RPMA_FABRIC_TEST_EQ_DELAY_US, read when the
+	 * EQ is made), the window a preempted progress thread opens
+	 */
+	unsigned delay_us;
 };
 
 /* the entries of a peer's connections' EQ (a connection has at most a few at once) */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_conn.c -- connection requests and connections over libfabric MSG endpoints */
 
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fabric.h"
 
@@ -400,6 +402,8 @@ static void fab_drain_ceq(struct fab_source *src)
 				FAB_LOG_FI(r, "fi_eq_readerr()");
 				break;
 			}
+			if (q->delay_us)
+				usleep(q->delay_us);
 			struct fab_conn *c = fab_ceq_find(q, err.fid);
 			if (c && c->peer->end_closes)
 				atomic_store(&c->shut, true); /* fab_conn_fi_shutdown */
@@ -414,6 +418,8 @@ static void fab_drain_ceq(struct fab_source *src)
 			FAB_LOG_FI(n, "fi_eq_read()");
 			break;
 		}
+		if (q->delay_us)
+			usleep(q->delay_us);
 		struct fab_conn *c =
 			(size_t)n >= sizeof(buf.cm) ? fab_ceq_find(q, buf.cm.fid) : NULL;
 		if (c == NULL) {
@@ -440,6 +446,28 @@ static void fab_ceq_expire(struct fab_source *src)
 }
 
 /*
+ * fab_ceq_test_delay -- RPMA_FABRIC_TEST_EQ_DELAY_US (testing: 1..100000
+ * microseconds between reading an entry of the connections' EQ and handing
+ * it on; tests/churn/churn-eq-delay.sh), 0 when unset or not such a number
+ */
+static unsigned fab_ceq_test_delay(void)
+{
+	const char *v = getenv("RPMA_FABRIC_TEST_EQ_DELAY_US");
+	if (v == NULL || *v == '\0')
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long us = strtoul(v, &end, 10);
+	if (errno || *end != '\0' || us < 1 || us > 100000) {
+		FAB_LOG_WARNING("RPMA_FABRIC_TEST_EQ_DELAY_US=\"%s\" ignored: 1..100000 expected",
+				v);
+		return 0;
+	}
+	FAB_LOG_NOTICE("RPMA_FABRIC_TEST_EQ_DELAY_US=%lu: connection events wait (testing)", us);
+	return (unsigned)us;
+}
+
+/*
  * fab_ceq_get -- the peer's connections' EQ, made (and handed to the
  * progress thread) with its first connection
  */
@@ -451,6 +479,7 @@ static int fab_ceq_get(struct fab_peer *p)
 	if (q->eq == NULL) {
 		ret = fab_eq_open(p, FAB_CEQ_SIZE, &q->eq);
 		if (ret == 0) {
+			q->delay_us = fab_ceq_test_delay();
 			fab_source_init(&q->src, p, &q->eq->fid, fab_drain_ceq, q);
 			q->src.expire = fab_ceq_expire;
 			fab_source_add(p, &q->src);
