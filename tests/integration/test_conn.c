@@ -458,8 +458,14 @@ static void *cd_server_thread(void *arg)
 		if (atomic_load(&s->stop))
 			break;
 		if (unseen) {
-			cr_log_warn("round %d: the client's request never reached the server; "
-				    "the client's connection ended with %s",
+			/*
+			 * info, not a warning: Criterion (2.4) ends a run that
+			 * logged a warning with exit status 1 even when every
+			 * test passed (CI: grouped.sh, 60 of 60 passed, failed on
+			 * one such line); the bound below is the verdict
+			 */
+			cr_log_info("round %d: the client's request never reached the server; "
+				    "the client's connection ended with %s (tolerated: counted)",
 				    r,
 				    rpma_utils_conn_event_2str(
 					    (enum rpma_conn_event)atomic_load(&s->client_final)));
