@@ -64,6 +64,36 @@ export RPMA_CHURN_CYCLES=${RPMA_CHURN_CYCLES:-1000}
 # shellcheck disable=SC2086
 make -j"$jobs" check-TESTS TESTS="$progs $examples" >check.log 2>&1
 rc=$?
+# LeakSanitizer's own tracer (the thread that stops the others for the leak
+# check at exit) now and then dies of a SIGSEGV: "Tracer caught signal 11
+# ... LeakSanitizer has encountered a fatal error" (google/sanitizers#1353,
+# open; seen once in CI here: access::lying_descriptor, whose checks had
+# all passed, failed by its exit status).  That is no finding.  A program
+# whose failed tests are no more than such crashes, with no sanitizer
+# report in its log, runs once more (the first log kept as
+# .lsan-tracer.log), and the second run decides.
+if [ "$rc" -ne 0 ]; then
+	for p in $progs; do
+		grep -qE '^:test-result: (FAIL|ERROR)' "$p.trs" 2>/dev/null || continue
+		grep -qE 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error' "$p.log" && continue
+		crashes=$(grep -c 'LeakSanitizer has encountered a fatal error' "$p.log")
+		fails=$(grep -c '^\[FAIL\]' "$p.log")
+		if [ "$crashes" -eq 0 ] || [ "$fails" -gt "$crashes" ]; then
+			continue
+		fi
+		cp "$p.log" "$p.lsan-tracer.log"
+		echo "asan: $p: LeakSanitizer's tracer crashed ($crashes time(s), $fails test(s) failed by it, no sanitizer report): run once more" |
+			tee -a check.log
+		make check-TESTS TESTS="$p" >>check.log 2>&1
+	done
+	rc=0
+	for p in $progs $examples; do
+		b=${p%.example}
+		if [ ! -f "$b.trs" ] || grep -qE '^:test-result: (FAIL|ERROR)' "$b.trs"; then
+			rc=1
+		fi
+	done
+fi
 # The integration suite over libfabric's sockets provider runs without the
 # leak check: libfabric 1.17's sockets provider leaks 800 bytes allocated in
 # a thread of its own (stack: start_thread -> libfabric.so only) when a
