@@ -246,8 +246,9 @@ struct fab_progress {
  * drain that took one of the endpoint's entries before the close ends
  * first (and drops it), and the close removes the entries still queued
  * (tcp, sockets and verbs of libfabric 1.17 do, xnet of 2.1 too): no entry
- * of a closed endpoint can reach the connection that reuses its address.  Connect timeouts live in the
- * connections (deadline_ns); the source's deadline is their nearest one.
+ * of a closed endpoint can reach the connection that reuses its address.
+ * Connect timeouts live in the connections (deadline_ns); the source's
+ * deadline is their nearest one.
  */
 struct fab_conn;
 struct fab_ceq {

@@ -640,7 +640,8 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		 *   endpoint could have had the freed one's address, and the
 		 *   entry would have ended that connection (churn: REJECTED
 		 *   instead of ESTABLISHED, once in 15 000 cycles beside busy
-		 *   loops; every cycle with a drain slowed by 300 us);
+		 *   loops; within the first cycles with the drain slowed by
+		 *   300 us: tests/churn/churn-eq-delay.sh);
 		 * - libfabric's sockets (sock_ep.c, sock_eq.c) takes the
 		 *   endpoint's events out of the EQ on close, under the EQ's
 		 *   lock, while its fi_eq_read() checks for an entry without the

@@ -82,7 +82,8 @@ if [ "$rc" -ne 0 ]; then
 			continue
 		fi
 		cp "$p.log" "$p.lsan-tracer.log"
-		echo "asan: $p: LeakSanitizer's tracer crashed ($crashes time(s), $fails test(s) failed by it, no sanitizer report): run once more" |
+		echo "asan: $p: LeakSanitizer's tracer crashed ($crashes time(s)," \
+			"$fails test(s) failed by it, no sanitizer report): run once more" |
 			tee -a check.log
 		make check-TESTS TESTS="$p" >>check.log 2>&1
 	done
