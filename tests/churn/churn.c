@@ -112,8 +112,25 @@ static struct {
 	pthread_mutex_t lock;
 	char (*lines)[RECORD_LINE]; /* a ring of size lines */
 	size_t size;
-	size_t next; /* lines taken so far */
+	size_t next;		   /* lines taken so far */
+	enum rpma_log_level saved; /* the threshold before record_start */
 } rec = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/*
+ * say -- the role, then len bytes of text, on stderr in one write()
+ * (async-signal-safe; the other process may be printing too)
+ */
+static void say(const char *text, size_t len)
+{
+	char out[16 + 8 + RECORD_LINE];
+	size_t r = strnlen(role, 15);
+	if (len > sizeof(out) - r)
+		len = sizeof(out) - r;
+	memcpy(out, role, r);
+	memcpy(out + r, text, len);
+	ssize_t w = write(2, out, r + len);
+	(void)w;
+}
 
 /* record_log -- the library's log function: the line into the ring; WARNING or worse on stderr */
 __attribute__((format(printf, 5, 6))) static void record_log(enum rpma_log_level level,
@@ -151,7 +168,8 @@ static void record_start(long size)
 	if (rec.lines == NULL)
 		return;
 	rec.size = (size_t)size;
-	if (rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO) ||
+	if (rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &rec.saved) ||
+	    rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_INFO) ||
 	    rpma_log_set_function(record_log)) {
 		free(rec.lines);
 		rec.lines = NULL;
@@ -159,17 +177,33 @@ static void record_start(long size)
 	}
 }
 
-/* record_dump -- print the ring, oldest line first */
+/*
+ * record_write -- the ring on stderr, oldest line first, with write() only:
+ * the watchdog calls it without the lock too (a thread may hold the lock,
+ * or be writing a line meanwhile)
+ */
+static void record_write(void)
+{
+	static const char h[] = ": the library's last log lines, oldest first:\n";
+	size_t next = rec.next, size = rec.size;
+	if (size == 0)
+		return;
+	say(h, sizeof(h) - 1);
+	for (size_t i = next > size ? next - size : 0; i < next; i++) {
+		char text[8 + RECORD_LINE];
+		size_t n = strnlen(rec.lines[i % size], RECORD_LINE);
+		memcpy(text, ":   ", 4);
+		memcpy(text + 4, rec.lines[i % size], n);
+		text[4 + n] = '\n';
+		say(text, 5 + n);
+	}
+}
+
+/* record_dump -- print the ring (a cycle failed) */
 static void record_dump(void)
 {
-	if (rec.size == 0)
-		return;
 	pthread_mutex_lock(&rec.lock);
-	size_t first = rec.next > rec.size ? rec.next - rec.size : 0;
-	fprintf(stderr, "%s: the library's last %zu log lines (of %zu), oldest first:\n", role,
-		rec.next - first, rec.next);
-	for (size_t i = first; i < rec.next; i++)
-		fprintf(stderr, "%s:   %s\n", role, rec.lines[i % rec.size]);
+	record_write();
 	pthread_mutex_unlock(&rec.lock);
 }
 
@@ -179,7 +213,7 @@ static void record_stop(void)
 	if (rec.size == 0)
 		return;
 	(void)rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
-	(void)rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING);
+	(void)rpma_log_set_threshold(RPMA_LOG_THRESHOLD, rec.saved);
 	/* the peers are deleted: no thread of the library logs any more */
 	free(rec.lines);
 	rec.lines = NULL;
@@ -288,36 +322,13 @@ static int judge(const struct usage *a, const struct usage *b, long cycles)
 	return bad;
 }
 
-/* put -- write a string on stderr (async-signal-safe) */
-static void put(const char *s, size_t len)
-{
-	ssize_t r = write(2, s, len);
-	(void)r;
-}
-
 /* watchdog -- a cycle took too long: say so, print the ring, and stop */
 static void watchdog(int sig)
 {
 	(void)sig;
 	static const char m[] = ": a cycle exceeded RPMA_CHURN_CYCLE_TIMEOUT: stuck\n";
-	static const char h[] =
-		": the library's last log lines, oldest first (a thread may be writing "
-		"one meanwhile):\n";
-	put(role, strlen(role));
-	put(m, sizeof(m) - 1);
-	/* only write(): no lock, no stdio (a thread may hold either) */
-	size_t next = rec.next, size = rec.size;
-	if (size > 0) {
-		put(role, strlen(role));
-		put(h, sizeof(h) - 1);
-		for (size_t i = next > size ? next - size : 0; i < next; i++) {
-			put(role, strlen(role));
-			put(":   ", 4);
-			const char *line = rec.lines[i % size];
-			put(line, strnlen(line, RECORD_LINE));
-			put("\n", 1);
-		}
-	}
+	say(m, sizeof(m) - 1);
+	record_write(); /* without the lock, no stdio: a thread may hold either */
 	_exit(3);
 }
 
