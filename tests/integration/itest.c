@@ -409,8 +409,9 @@ void itest_expect_wc(struct rpma_cq *cq, enum ibv_wc_opcode opcode, const void *
 		     struct ibv_wc *wc_out)
 {
 	struct ibv_wc wc;
-	cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0, "no completion within %d ms",
-		     ITEST_WAIT_MS);
+	cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0,
+		     "no completion within %d ms (opcode %d, op_context %p expected)",
+		     ITEST_WAIT_MS, opcode, op_context);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "completion status %d (%s)", wc.status,
 		     ibv_wc_status_str(wc.status));
 	cr_assert_eq(wc.opcode, opcode, "opcode %d, expected %d", wc.opcode, opcode);
