@@ -299,6 +299,11 @@ struct fab_peer {
 	bool has_fence;	    /* FI_FENCE offered */
 	bool has_delivery;  /* FI_DELIVERY_COMPLETE accepted as a completion level */
 	/*
+	 * RPMA_FABRIC_TEST_IMM_GAP_US (testing): an emulated write with
+	 * immediate data waits that long between its write and its send
+	 */
+	unsigned imm_gap_us;
+	/*
 	 * what a flush waits for before its read over reliable datagrams
 	 * (fab_rdm_flush_wait): nothing where the provider orders a read after
 	 * earlier writes (FI_ORDER_RAW); the native atomic writes still out
@@ -533,8 +538,9 @@ struct fab_imm_slot {
 	_Atomic int left; /* completions of the pair still to come */
 	bool want;	  /* the application asked for the completion of a success */
 	/*
-	 * reliable datagrams: the write was posted, the send could not be
-	 * (fab_imm_unsent): the pair completes with an error
+	 * the write was posted, the send could not be (fab_imm_unsent): the
+	 * pair completes with an error (read over reliable datagrams, whose
+	 * write completes either way)
 	 */
 	_Atomic bool unsent;
 };
@@ -801,6 +807,7 @@ static inline void *fab_mr_addr(const struct rpma_mr_local *m, size_t offset)
 
 /* ----- fabric_provider.c */
 int fab_err(int fi_ret);
+unsigned fab_test_us(const char *name, const char *what);
 uint64_t fab_now_ns(void);
 
 /* ----- fabric_peer.c: the peer */

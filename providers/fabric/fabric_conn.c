@@ -446,28 +446,6 @@ static void fab_ceq_expire(struct fab_source *src)
 }
 
 /*
- * fab_ceq_test_delay -- RPMA_FABRIC_TEST_EQ_DELAY_US (testing: 1..100000
- * microseconds between reading an entry of the connections' EQ and handing
- * it on; tests/churn/churn-eq-delay.sh), 0 when unset or not such a number
- */
-static unsigned fab_ceq_test_delay(void)
-{
-	const char *v = getenv("RPMA_FABRIC_TEST_EQ_DELAY_US");
-	if (v == NULL || *v == '\0')
-		return 0;
-	char *end;
-	errno = 0;
-	unsigned long us = strtoul(v, &end, 10);
-	if (errno || *end != '\0' || us < 1 || us > 100000) {
-		FAB_LOG_WARNING("RPMA_FABRIC_TEST_EQ_DELAY_US=\"%s\" ignored: 1..100000 expected",
-				v);
-		return 0;
-	}
-	FAB_LOG_NOTICE("RPMA_FABRIC_TEST_EQ_DELAY_US=%lu: connection events wait (testing)", us);
-	return (unsigned)us;
-}
-
-/*
  * fab_ceq_get -- the peer's connections' EQ, made (and handed to the
  * progress thread) with its first connection
  */
@@ -479,7 +457,9 @@ static int fab_ceq_get(struct fab_peer *p)
 	if (q->eq == NULL) {
 		ret = fab_eq_open(p, FAB_CEQ_SIZE, &q->eq);
 		if (ret == 0) {
-			q->delay_us = fab_ceq_test_delay();
+			/* between reading an entry and handing it on (churn-eq-delay.sh) */
+			q->delay_us = fab_test_us("RPMA_FABRIC_TEST_EQ_DELAY_US",
+						  "connection events wait");
 			fab_source_init(&q->src, p, &q->eq->fid, fab_drain_ceq, q);
 			q->src.expire = fab_ceq_expire;
 			fab_source_add(p, &q->src);

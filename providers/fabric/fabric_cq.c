@@ -600,19 +600,22 @@ bool fab_push_flushed(struct fab_conn *c, uint64_t wr_id, enum ibv_wc_opcode opc
 }
 
 /*
- * fab_imm_unsent -- over reliable datagrams the write of a pair was posted
- * but its send could not be (the connection ended meanwhile, which the
- * refused write itself may have caused: access/no_remote_write over
- * tcp;ofi_rxm).  The pair counts as posted, as on a verbs queue pair in the
- * error state, and completes once, with an error: the write's own, or
- * IBV_WC_WR_FLUSH_ERR once the write is done (here when it already is, else
- * at its completion: fab_tx_entry)
+ * fab_imm_unsent -- the write of a pair was posted but its send could not be
+ * (the connection ended meanwhile, which the refused write itself may have
+ * caused: access/no_remote_write over tcp;ofi_rxm, and over sockets).  The
+ * pair counts as posted, as on a verbs queue pair in the error state, and
+ * completes once, with an error: the write's own, or IBV_WC_WR_FLUSH_ERR.
+ * Over reliable datagrams the write completes either way: the flush comes
+ * once it is done (here when it already is, else at its completion:
+ * fab_tx_entry).  A write on a message endpoint reports only an error
+ * (fab_tx_error, once per pair): the flush comes now, unless that error was
+ * reported already, and an error of the write that comes later is dropped.
  */
 void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s)
 {
 	/* before the count: the write's completion that comes last sees it */
 	atomic_store_explicit(&s->unsent, true, memory_order_release);
-	if (!fab_imm_last(s) || atomic_exchange(&s->err_seen, true))
+	if ((c->rdm && !fab_imm_last(s)) || atomic_exchange(&s->err_seen, true))
 		return;
 	(void)fab_push_flushed(c, (uint64_t)(uintptr_t)s->op_context, IBV_WC_RDMA_WRITE);
 }

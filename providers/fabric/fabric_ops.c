@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
@@ -276,6 +277,9 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 				       rkey, len, level | both, 0, s);
 		if (ret)
 			return ret;
+		/* testing: the window in which a refused write ends the connection */
+		if (__builtin_expect(p->imm_gap_us != 0, 0))
+			usleep(p->imm_gap_us);
 	}
 	uint64_t high = FAB_IMM_TAG | (len < FAB_IMM_LEN_MAX ? (uint32_t)len : FAB_IMM_LEN_MAX);
 	uint64_t ff = fab_comp(flags) | both | FI_REMOTE_CQ_DATA;
@@ -306,8 +310,13 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 						 "fi_sendmsg(imm)"),
 				 ctx);
 	}
-	/* the write went: the pair is posted, and completes with an error */
-	if (ret && c->rdm && len) {
+	/*
+	 * the write went: the pair is posted, and completes with an error (on
+	 * message endpoints too: a write its target refused can end the
+	 * connection before the send is posted, access/no_remote_write over
+	 * sockets on a loaded machine)
+	 */
+	if (ret && len) {
 		RPMA_LOG_INFO("fabric: qp %u: the notification of a write with immediate data "
 			      "was not posted (error %d): the write completes with an error",
 			      c->qp_num, ret);

@@ -180,6 +180,8 @@ static int fab_peer_completions(struct fab_peer *p, const struct fab_dev *d)
 					   FI_DELIVERY_COMPLETE, &nomem);
 	if (nomem)
 		goto err_nomem;
+	p->imm_gap_us = fab_test_us("RPMA_FABRIC_TEST_IMM_GAP_US",
+				    "a write with immediate data waits between its two posts");
 	return 0;
 
 err_nomem:

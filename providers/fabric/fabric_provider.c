@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric_provider.c -- the libfabric provider's table, devices and error translation */
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,27 @@
 #include <time.h>
 
 #include "fabric.h"
+
+/*
+ * fab_test_us -- a testing variable of microseconds (1..100000): its value,
+ * 0 when unset or not such a number (logged); a set one is logged with what
+ * it does
+ */
+unsigned fab_test_us(const char *name, const char *what)
+{
+	const char *v = getenv(name);
+	if (v == NULL || *v == '\0')
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long us = strtoul(v, &end, 10);
+	if (errno || *end != '\0' || us < 1 || us > 100000) {
+		FAB_LOG_WARNING("%s=\"%s\" ignored: 1..100000 expected", name, v);
+		return 0;
+	}
+	FAB_LOG_NOTICE("%s=%lu: %s (testing)", name, us, what);
+	return (unsigned)us;
+}
 
 /* fab_err -- translate a negative libfabric error into an RPMA_E_* code */
 int fab_err(int fi_ret)

@@ -93,7 +93,7 @@ if [ "${1:-}" = --inside ]; then
 	printf ':test-result: SKIP\n:global-test-result: SKIP\n:recheck: no\n:copy-in-global-log: no\n' \
 		>tests/netns/netns.trs
 	tests="$progs tests/integration/sockets.sh tests/integration/grouped.sh $examples"
-	tests="$tests tests/integration/rdm.sh tests/churn/churn-eq-delay.sh"
+	tests="$tests tests/integration/rdm.sh tests/integration/imm-gap.sh tests/churn/churn-eq-delay.sh"
 	tests="$tests examples/replicate/demo-test.sh"
 	tests="$tests tests/symbols/symbols.sh tests/hygiene/own-librpma.sh tests/security/run.sh"
 	tests="$tests man/check-pages.sh man/check-synopsis.sh man/check-render.sh"
