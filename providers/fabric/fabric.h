@@ -52,6 +52,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "fabric_envelope.h"
 #include "fabric_rdm_proto.h"
@@ -632,6 +633,13 @@ struct fab_conn {
 	 */
 	struct fab_rdm *rdm;
 	fi_addr_t dest;
+	/*
+	 * over a reliable-datagram endpoint: the tags of the application's
+	 * messages (fab_rdm_app_tag): a send carries the receiving side's
+	 * connection id (tx_tag, known with dest), a receive takes only
+	 * messages that carry ours (rx_tag, known with the record)
+	 */
+	uint64_t tx_tag, rx_tag;
 	/* over RDM without a wait fd: the RMA counter the thread watches (fab_source.activity) */
 	struct fid_cntr *rma_cntr;
 	/* posts take the slow path: grouped (grp) or over reliable datagrams (rdm) */
@@ -990,6 +998,54 @@ enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };
 int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode, bool success);
 bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx);
 void fab_rdm_ended(struct fab_conn *c);
+
+/*
+ * The application's messages over a reliable-datagram endpoint are tagged
+ * with the receiving connection's id: FAB_RDM_APP_TAG in the high 16 bits,
+ * the generation and the slot below (slots stay below 2^16, fabric_rdm.c),
+ * so a receive takes only the messages of its own connection, whatever
+ * else arrives at its endpoint, and never a control message (whose tag is
+ * another).  A message of a connection that ended names a generation that
+ * no receive waits for.
+ */
+#define FAB_RDM_APP_TAG 0x6170ULL /* "ap" */
+
+static inline uint64_t fab_rdm_app_tag(uint32_t id, uint32_t gen)
+{
+	return FAB_RDM_APP_TAG << 48 | (uint64_t)gen << 16 | (id & 0xffffU);
+}
+
+/* fab_sendmsg -- send an application's message: over reliable datagrams tagged with tx_tag */
+static inline ssize_t fab_sendmsg(struct fab_conn *c, const struct fi_msg *m, uint64_t ff)
+{
+	if (c->rdm == NULL)
+		return fi_sendmsg(c->ep, m, ff);
+	struct fi_msg_tagged t = {.msg_iov = m->msg_iov,
+				  .desc = m->desc,
+				  .iov_count = m->iov_count,
+				  .addr = m->addr,
+				  .tag = c->tx_tag,
+				  .ignore = 0,
+				  .context = m->context,
+				  .data = m->data};
+	return fi_tsendmsg(c->ep, &t, ff);
+}
+
+/* fab_recvmsg -- post an application's receive: over reliable datagrams for rx_tag only */
+static inline ssize_t fab_recvmsg(struct fab_conn *c, const struct fi_msg *m, uint64_t ff)
+{
+	if (c->rdm == NULL)
+		return fi_recvmsg(c->ep, m, ff);
+	struct fi_msg_tagged t = {.msg_iov = m->msg_iov,
+				  .desc = m->desc,
+				  .iov_count = m->iov_count,
+				  .addr = m->addr,
+				  .tag = c->rx_tag,
+				  .ignore = 0,
+				  .context = m->context,
+				  .data = 0};
+	return fi_trecvmsg(c->ep, &t, ff);
+}
 void *fab_imm_context(struct fab_conn *c, void *ctx);
 bool fab_imm_flushed(struct fab_conn *c, void *ctx);
 void fab_imm_unsent(struct fab_conn *c, struct fab_imm_slot *s);

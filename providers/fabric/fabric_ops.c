@@ -306,8 +306,8 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 			.data = (high << 32) | imm,
 		};
 		ret = fab_posted(c,
-				 fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)),
-						 "fi_sendmsg(imm)"),
+				 fab_post_result(c, FAB_POST(c, fab_sendmsg(c, &msg, ff)),
+						 "fi_(t)sendmsg(imm)"),
 				 ctx);
 	}
 	/*
@@ -524,7 +524,7 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 		ff |= FI_REMOTE_CQ_DATA;
 	}
 	return fab_posted(
-		c, fab_post_result(c, FAB_POST(c, fi_sendmsg(c->ep, &msg, ff)), "fi_sendmsg()"),
+		c, fab_post_result(c, FAB_POST(c, fab_sendmsg(c, &msg, ff)), "fi_(t)sendmsg()"),
 		ctx);
 }
 
@@ -542,7 +542,7 @@ int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 		.context = ctx,
 	};
 	return fab_posted(
-		c, fab_post_result(c, FAB_POST(c, fi_recvmsg(c->ep, &msg, ff)), "fi_recvmsg()"),
+		c, fab_post_result(c, FAB_POST(c, fab_recvmsg(c, &msg, ff)), "fi_(t)recvmsg()"),
 		ctx);
 }
 

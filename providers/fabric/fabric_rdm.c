@@ -4,7 +4,8 @@
 /*
  * An FI_EP_RDM endpoint has no connections; the protocol of
  * fabric_rdm_proto.[ch] makes them, in tagged messages (FAB_RDM_CTL_TAG)
- * that never meet the application's untagged sends and receives.
+ * that never meet the application's sends and receives, whose tags name
+ * the receiving connection (fab_rdm_app_tag, fabric.h).
  *
  * Endpoints.  A listener opens one endpoint on fi_getinfo(address, port,
  * FI_SOURCE) and takes every client's REQ there.  Every connection, on both
@@ -50,6 +51,8 @@
 #define FAB_RDM_TXS 8
 /* the connection ids of a peer (slot 0 is never used) */
 #define FAB_RDM_IDS 65536
+/* the application's tags hold 16 bits of slot (fab_rdm_app_tag) */
+_Static_assert(FAB_RDM_IDS <= 65536, "connection slots beyond the tag's 16 bits");
 /* the longest a closing connection waits for its last control messages to leave */
 #define FAB_RDM_LINGER_MS 200
 /*
@@ -1115,10 +1118,12 @@ bool fab_rdm_recv_done(struct fab_conn *c, void **ctx)
 }
 
 /*
- * fab_rdm_set_to -- the peer's side of the connection is at addr: insert it,
- * and send everything there from now on
+ * fab_rdm_set_to -- the peer's side of the connection is at addr and has
+ * the connection id (id, gen): insert it, and send everything there from
+ * now on, the application's messages tagged with that id
  */
-static int fab_rdm_set_to(struct fab_conn *c, struct fab_rdm *r, const uint8_t *addr, size_t len)
+static int fab_rdm_set_to(struct fab_conn *c, struct fab_rdm *r, const uint8_t *addr, size_t len,
+			  uint32_t id, uint32_t gen)
 {
 	int ret = fab_av_add_name(&r->port, addr, len, &r->to);
 	if (ret)
@@ -1126,6 +1131,7 @@ static int fab_rdm_set_to(struct fab_conn *c, struct fab_rdm *r, const uint8_t *
 	r->to_known = true;
 	memcpy(r->to_name, addr, len);
 	r->to_len = len;
+	c->tx_tag = fab_rdm_app_tag(id, gen);
 	c->dest = r->to;
 	return 0;
 }
@@ -1135,7 +1141,7 @@ static void fab_rdm_learn_to(struct fab_conn *c, struct fab_rdm *r, const struct
 {
 	if (r->to_known || m->type != FAB_RDM_ACCEPT || m->addr_len == 0 || c->incoming)
 		return;
-	(void)fab_rdm_set_to(c, r, m->addr, m->addr_len);
+	(void)fab_rdm_set_to(c, r, m->addr, m->addr_len, m->src_id, m->src_gen);
 }
 
 /* fab_rdm_ctl_rx -- a control message arrived at the connection's endpoint */
@@ -1267,6 +1273,7 @@ int fab_rdm_conn_prepare(struct fab_conn *c)
 		c->rdm->m.id = id;
 		c->rdm->m.gen = gen;
 	}
+	c->rx_tag = fab_rdm_app_tag(c->rdm->m.id, c->rdm->m.gen);
 	return fab_av_open(p, &c->rdm->port.av);
 }
 
@@ -1349,7 +1356,8 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 		r->rx_free = &r->rx[i];
 	}
 	if (c->incoming) {
-		ret = fab_rdm_set_to(c, r, r->m.peer_addr, r->m.peer_addr_len);
+		ret = fab_rdm_set_to(c, r, r->m.peer_addr, r->m.peer_addr_len, r->m.peer_id,
+				     r->m.peer_gen);
 		if (ret)
 			return ret;
 		fab_rdm_cfg(c->timeout_ms, &r->m.cfg);

@@ -14,8 +14,11 @@
  * Every message starts with a 32-byte header (integers little-endian):
  *
  *   byte 0..3    magic 0x72 0x70 0x6d 0xd6 ("rpm" and 0xd6)
- *   byte 4       version: major in the high nibble, minor in the low (1.1: 0x11;
- *                1.1 added PENDING, which a 1.0 peer drops as an unknown type)
+ *   byte 4       version: major in the high nibble, minor in the low (2.0:
+ *                0x20; 1.1 added PENDING, 2.0 tags the application's
+ *                messages with the receiving connection's id, fabric.h,
+ *                which a 1.x peer neither sends nor takes: its messages
+ *                are refused as another major version)
  *   byte 5       type (enum fab_rdm_type)
  *   byte 6       reason: REJECT only (enum fab_rdm_reason), else 0
  *   byte 7       n, the length of the private data (REQ and ACCEPT only)
@@ -31,7 +34,7 @@
  *   byte 30..31  0
  *   then a bytes of address, then n bytes of private data.
  *
- * A message of version 1.0 or 1.1 is exactly 32 + a + n bytes; a later
+ * A message of version 2.0 is exactly 32 + a + n bytes; a later
  * minor version may append bytes, which this one ignores.  Anything else (another
  * magic or major version, an unknown type, a non-zero reserved field, a
  * field a type does not allow, a length that does not add up) is refused.
@@ -46,8 +49,8 @@
 #include <librpma.h>
 
 #define FAB_RDM_MAGIC	  "rpm\xd6"
-#define FAB_RDM_MAJOR	  1
-#define FAB_RDM_MINOR	  1
+#define FAB_RDM_MAJOR	  2
+#define FAB_RDM_MINOR	  0
 #define FAB_RDM_HDR_SIZE  32
 #define FAB_RDM_PDATA_MAX 255 /* one length byte, as rdma_cm's limit for librpma */
 #define FAB_RDM_ADDR_MAX  128 /* sockaddr_in6 is 28, an shm name is below 64 */

@@ -166,7 +166,7 @@ static void fab_bounce_post(struct fab_bounce *b)
 			     .addr = FI_ADDR_UNSPEC,
 			     .context = b};
 	b->posted = true;
-	ssize_t ret = fi_recvmsg(c->ep, &msg, FI_COMPLETION);
+	ssize_t ret = fab_recvmsg(c, &msg, FI_COMPLETION);
 	if (ret) {
 		b->posted = false;
 		RPMA_LOG_ERROR("fabric: qp %u: reposting an SRQ bounce buffer failed: %s",

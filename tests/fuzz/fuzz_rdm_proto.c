@@ -2,7 +2,7 @@
 /*
  * fuzz_rdm_proto.c -- libFuzzer target: the fabric provider's connection
  * protocol for reliable-datagram endpoints (providers/fabric/fabric_rdm_proto.c,
- * not used by the provider yet)
+ * which fabric_rdm.c wires to libfabric)
  *
  * Input, read twice:
  * 1. as one message from a peer: fab_rdm_decode() must hand out pointers

@@ -143,7 +143,7 @@ Test(rdm_codec, req_golden_bytes_and_round_trip)
 	};
 	uint8_t buf[FAB_RDM_MSG_MAX];
 	const uint8_t golden[] = {
-		0x72, 0x70, 0x6d, 0xd6, 0x11, 0x01, 0x00, 0x01, /* magic, 1.1, REQ, -, n */
+		0x72, 0x70, 0x6d, 0xd6, 0x20, 0x01, 0x00, 0x01, /* magic, 2.0, REQ, -, n */
 		0x04, 0x03, 0x02, 0x01, 0x0d, 0x0c, 0x0b, 0x0a, /* src id, gen */
 		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* dst id, gen */
 		0x00, 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, /* seq, a, 0 */
@@ -165,13 +165,14 @@ Test(rdm_codec, req_golden_bytes_and_round_trip)
 	cr_assert_eq(d.pdata_len, 1);
 	cr_assert_eq(d.pdata, golden + 34);
 
-	/* what a 1.0 peer sends decodes the same */
-	uint8_t v10[sizeof(golden)];
-	memcpy(v10, golden, sizeof(golden));
-	v10[4] = 0x10;
-	cr_assert_eq(fab_rdm_decode(v10, sizeof(v10), &d), FAB_RDM_OK);
-	cr_assert_eq(d.seq, 0x100);
-	cr_assert_eq(d.pdata, v10 + 34);
+	/*
+	 * what a 1.x peer sends is refused: its application messages are
+	 * untagged, a receive of ours would never take them
+	 */
+	uint8_t v11[sizeof(golden)];
+	memcpy(v11, golden, sizeof(golden));
+	v11[4] = 0x11;
+	cr_assert_eq(fab_rdm_decode(v11, sizeof(v11), &d), FAB_RDM_E_MAJOR);
 }
 
 Test(rdm_codec, every_type_round_trips)
@@ -296,10 +297,13 @@ Test(rdm_codec, decode_names_what_is_wrong)
 	buf[32] = 0;
 	cr_assert_eq(fab_rdm_decode(buf, 33, &d), FAB_RDM_E_LENGTH);
 	/* a later minor version may append bytes */
-	buf[4] = 0x12;
+	buf[4] = 0x21;
 	cr_assert_eq(fab_rdm_decode(buf, 33, &d), FAB_RDM_OK);
 	cr_assert_eq(d.type, FAB_RDM_DISC);
-	buf[4] = 0x20;
+	/* 1.x (untagged application messages) and 3.x: another major version */
+	buf[4] = 0x11;
+	cr_assert_eq(fab_rdm_decode(buf, 32, &d), FAB_RDM_E_MAJOR);
+	buf[4] = 0x30;
 	cr_assert_eq(fab_rdm_decode(buf, 32, &d), FAB_RDM_E_MAJOR);
 	buf[4] = FAB_RDM_MAJOR << 4 | FAB_RDM_MINOR;
 	buf[0] ^= 1;
