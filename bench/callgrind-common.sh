@@ -14,6 +14,28 @@ total_ir() {
 		/^summary:/ { print (col ? $col : $2) + 0 }' "$1"
 }
 
+# incl_ir FILE FUNC_RE [EVENT] -- the inclusive cost of an event (default Ir) of the functions
+# whose name matches FUNC_RE
+incl_ir() {
+	callgrind_annotate --inclusive=yes --show="${3:-Ir}" --sort="${3:-Ir}" --threshold=100 \
+		--auto=no "$1" 2>/dev/null |
+		awk -v re="$2" '$1 ~ /^[0-9,]+$/ {
+			f = $0; sub(/ \[[^]]*\]$/, "", f); sub(/^.*:/, "", f)
+			if (f ~ re) { v = $1; gsub(/,/, "", v); s += v }
+		}
+		END { printf "%.0f\n", s }'
+}
+
+# run_ir FILE [EVENT] -- total_ir without what the client spent opening and closing its
+# connection (the inclusive cost of the transport's client_open and client_close: device
+# lookup, fi_getinfo and the connection's setup take a few hundred thousand instructions more
+# or less from one run to the next, seen over shm: +-1.7 million in rpma_utils_get_ibv_context,
+# which the difference of two runs would spread over the operations)
+run_ir() {
+	awk -v t="$(total_ir "$1" "${2:-Ir}")" -v s="$(incl_ir "$1" '^[a-z]+_client_(open|close)$' "${2:-Ir}")" \
+		'BEGIN { printf "%.0f\n", t - s }'
+}
+
 # calls_to FILE NAME -- how many calls of the function NAME the callgrind output counts
 calls_to() {
 	awk -v want="$2" '

@@ -24,7 +24,10 @@
 # --tool=callgrind (the server outside it), once with N and once with 3 N
 # latency samples (-m lat -c wait) after the same warm-up; the difference of
 # the two totals over 2 N is one operation in the client's user space (every
-# thread of the process: the benchmark, the library, libfabric, libc).
+# thread of the process: the benchmark, the library, libfabric, libc), each
+# total taken without the client's connection setup and teardown (run_ir in
+# callgrind-common.sh: over shm that setup varied by 1.7 million instructions
+# between runs, 840 per operation at N = 1000).
 #   ours        bench/rpma-bench, RPMA_PROVIDER=fabric, FI_PROVIDER=tcp
 #   raw         bench/baseline-fabric (writes at libfabric's default completion level)
 #   raw-commit  the same with BENCH_FI_WRITE_LEVEL=commit (FI_COMMIT_COMPLETE,
@@ -77,7 +80,7 @@ done
 
 log() { echo "callgrind-fabric.sh: $*" >&2; }
 
-# total_ir, lib_self, diff_per_op, sum_per_op, top_per_op
+# run_ir, lib_self, diff_per_op, sum_per_op, top_per_op
 # shellcheck source=bench/callgrind-common.sh
 . "$here/callgrind-common.sh"
 
@@ -178,8 +181,8 @@ measure() {
 		lib=$(sum_per_op "$a.lib" "$b.lib")
 		echo "$2 $3 $4: $(top_per_op "$a.lib" "$b.lib" "$nfun")" >>"$out/functions.txt"
 	fi
-	echo "$(diff_per_op "$(total_ir "$a")" "$(total_ir "$b")")" \
-		"$(diff_per_op "$(total_ir "$a" sysCount)" "$(total_ir "$b" sysCount)" 1)" "$lib"
+	echo "$(diff_per_op "$(run_ir "$a")" "$(run_ir "$b")")" \
+		"$(diff_per_op "$(run_ir "$a" sysCount)" "$(run_ir "$b" sysCount)" 1)" "$lib"
 }
 
 {

@@ -19,7 +19,8 @@
 # under valgrind --tool=callgrind (the server outside it), once with N and
 # once with 3 N latency samples after the same warm-up; the difference of the
 # two totals over 2 N is what one operation costs in the client's user space
-# (benchmark driver, library, libibverbs and its rxe driver; not the kernel);
+# (benchmark driver, library, libibverbs and its rxe driver; not the kernel),
+# each total without the client's connection setup and teardown (run_ir);
 # the last two columns count the code of librpma.so alone (ours, upstream).
 # The same is done for rpma-bench built against Debian's librpma0 (upstream)
 # and for bench/baseline-verbs (raw verbs).  For ours the per-function
@@ -103,7 +104,7 @@ ours=$build/bench/.libs/rpma-bench
 # ours only: the upstream build would load our librpma.so.0 too (it is a drop-in)
 ours_env=(RPMA_PROVIDER=verbs "LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
-# total_ir, lib_self
+# run_ir, lib_self
 # shellcheck source=bench/callgrind-common.sh
 . "$here/callgrind-common.sh"
 
@@ -137,7 +138,7 @@ per_op() {
 	local a b
 	a=$(one_count "$impl" "$op" "$n" "$bin" "$@") || return 1
 	b=$(one_count "$impl" "$op" $((3 * n)) "$bin" "$@") || return 1
-	awk -v a="$(total_ir "$a")" -v b="$(total_ir "$b")" -v n="$n" \
+	awk -v a="$(run_ir "$a")" -v b="$(run_ir "$b")" -v n="$n" \
 		'BEGIN { printf "%.0f\n", (b - a) / (2 * n) }'
 }
 
