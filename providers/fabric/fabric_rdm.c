@@ -190,6 +190,8 @@ struct fab_rdm_lst {
 	struct fab_rdm *recs; /* requests and connections made here (under rdm_lock) */
 	/* set by rpma_ep_shutdown() while the progress thread may still drain the listener */
 	_Atomic bool closing;
+	/* a peer of another major version was told about once (fab_lst_rx) */
+	_Atomic bool told_major;
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -1612,6 +1614,12 @@ static void fab_lst_rx(struct fab_ep *e, size_t len)
 		uint64_t n = atomic_fetch_add(&l->peer->refused_reqs, 1) + 1;
 		FAB_LOG_NOTICE("listener: a message of %zu bytes dropped: %s (%llu refused so far)",
 			       len, fab_rdm_status_str(st), (unsigned long long)n);
+		if (st == FAB_RDM_E_MAJOR && !atomic_exchange(&l->told_major, true))
+			FAB_LOG_NOTICE(
+				"listener: a peer speaks protocol %u.%u, this library %u.%u: "
+				"both ends need the same major version (rpma_fabric(7); "
+				"said once)",
+				copy[4] >> 4, copy[4] & 0xfU, FAB_RDM_MAJOR, FAB_RDM_MINOR);
 	} else if (m.type == FAB_RDM_REQ) {
 		fab_port_post_rx(&l->port);
 		fab_lst_req(e, &m);
