@@ -1015,19 +1015,25 @@ static inline uint64_t fab_rdm_app_tag(uint32_t id, uint32_t gen)
 	return FAB_RDM_APP_TAG << 48 | (uint64_t)gen << 16 | (id & 0xffffU);
 }
 
+/* fab_tagged -- m as a tagged message of tag (data: m's, 0 for a receive) */
+static inline struct fi_msg_tagged fab_tagged(const struct fi_msg *m, uint64_t tag)
+{
+	return (struct fi_msg_tagged){.msg_iov = m->msg_iov,
+				      .desc = m->desc,
+				      .iov_count = m->iov_count,
+				      .addr = m->addr,
+				      .tag = tag,
+				      .ignore = 0,
+				      .context = m->context,
+				      .data = m->data};
+}
+
 /* fab_sendmsg -- send an application's message: over reliable datagrams tagged with tx_tag */
 static inline ssize_t fab_sendmsg(struct fab_conn *c, const struct fi_msg *m, uint64_t ff)
 {
 	if (c->rdm == NULL)
 		return fi_sendmsg(c->ep, m, ff);
-	struct fi_msg_tagged t = {.msg_iov = m->msg_iov,
-				  .desc = m->desc,
-				  .iov_count = m->iov_count,
-				  .addr = m->addr,
-				  .tag = c->tx_tag,
-				  .ignore = 0,
-				  .context = m->context,
-				  .data = m->data};
+	struct fi_msg_tagged t = fab_tagged(m, c->tx_tag);
 	return fi_tsendmsg(c->ep, &t, ff);
 }
 
@@ -1036,14 +1042,7 @@ static inline ssize_t fab_recvmsg(struct fab_conn *c, const struct fi_msg *m, ui
 {
 	if (c->rdm == NULL)
 		return fi_recvmsg(c->ep, m, ff);
-	struct fi_msg_tagged t = {.msg_iov = m->msg_iov,
-				  .desc = m->desc,
-				  .iov_count = m->iov_count,
-				  .addr = m->addr,
-				  .tag = c->rx_tag,
-				  .ignore = 0,
-				  .context = m->context,
-				  .data = 0};
+	struct fi_msg_tagged t = fab_tagged(m, c->rx_tag);
 	return fi_trecvmsg(c->ep, &t, ff);
 }
 void *fab_imm_context(struct fab_conn *c, void *ctx);
