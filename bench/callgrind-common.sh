@@ -19,7 +19,9 @@ total_ir() {
 incl_ir() {
 	callgrind_annotate --inclusive=yes --show="${3:-Ir}" --sort="${3:-Ir}" --threshold=100 \
 		--auto=no "$1" 2>/dev/null |
-		awk -v re="$2" '$1 ~ /^[0-9,]+$/ {
+		awk -v re="$2" '$1 ~ /^[0-9,]+$/ && / \[[^]]*\]$/ {
+			# lines with an object only: run where the sources resolve,
+			# callgrind_annotate lists each function once more without one
 			f = $0; sub(/ \[[^]]*\]$/, "", f); sub(/^.*:/, "", f)
 			if (f ~ re) { v = $1; gsub(/,/, "", v); s += v }
 		}
