@@ -47,6 +47,8 @@
 
 /* the tag of control messages (the application's messages are untagged) */
 #define FAB_RDM_CTL_TAG 0x72706d615f63746cULL /* "rpma_ctl" */
+/* no application's tag (fab_rdm_app_tag) is ever the control protocol's */
+_Static_assert((FAB_RDM_CTL_TAG >> 48) != FAB_RDM_APP_TAG, "control and application tags meet");
 /* control sends a port may have out at once */
 #define FAB_RDM_TXS 8
 /* the connection ids of a peer (slot 0 is never used) */
