@@ -964,7 +964,8 @@ int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
 void fab_ceq_fini(struct fab_peer *p);
 void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
-int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx,
+		      uint64_t ff);
 
 void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event);
 void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len);

@@ -675,8 +675,12 @@ fab_tx_success(struct fab_conn *c, struct fab_source *src, struct fi_cq_data_ent
 	if (rdm && fab_rdm_ctl_entry(c, e))
 		return false;
 	if (rdm && (e->flags & FI_RECV)) {
-		(void)fab_rdm_recv_done(c, &e->op_context);
 		fab_source_count_rx(src);
+		if (fab_rdm_recv_done(c, &e->op_context)) {
+			/* a receive's record is never an operation's: no unwrap */
+			fab_wc_fill(wc, e, c->qp_num, c->peer);
+			return true;
+		}
 	}
 	enum ibv_wc_opcode opc = IBV_WC_SEND;
 	int u = rdm ? fab_rdm_op_unwrap(c, &e->op_context, &opc, true) : FAB_RDM_OP_NONE;

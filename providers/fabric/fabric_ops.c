@@ -528,11 +528,12 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 		ctx);
 }
 
-/* fab_post_recv_raw -- post one receive buffer on the connection's endpoint */
-int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
+/*
+ * fab_post_recv_raw -- post one receive buffer on the connection's endpoint
+ * with ctx as it is (no record of a CQ group: the callers wrap)
+ */
+int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx, uint64_t ff)
 {
-	uint64_t ff = FI_COMPLETION;
-	fab_op_wrap(c, c->recv_target, &ctx, &ff);
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,
@@ -554,7 +555,9 @@ int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *c
 {
 	if (__builtin_expect(c->rdm != NULL, 0))
 		return fab_rdm_post_recv(c, buf, len, desc, ctx);
-	return fab_post_recv_raw(c, buf, len, desc, ctx);
+	uint64_t ff = FI_COMPLETION;
+	fab_op_wrap(c, c->recv_target, &ctx, &ff);
+	return fab_post_recv_raw(c, buf, len, desc, ctx, ff);
 }
 
 /* fab_recv -- rpma_recv() */
