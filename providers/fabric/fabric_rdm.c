@@ -83,23 +83,39 @@ struct fab_rdm_tx {
 	uint8_t buf[FAB_RDM_MSG_MAX];
 };
 
-/* the control side of an endpoint: its receive buffer and send slots */
+/* one control receive */
+struct fab_rdm_rx_slot {
+	struct fi_context2 fi_ctx; /* first: the context of the receive is the slot */
+	bool posted;
+	uint8_t buf[FAB_RDM_MSG_MAX];
+};
+
+/*
+ * A listener keeps FAB_RDM_PORT_RXS control receives posted, a connection's
+ * endpoint one.  Many clients' REQs arrive at a listener at once, and one
+ * that finds no receive waits in rxm's queue of unexpected messages; on
+ * libfabric 2.0-2.4 the next fi_av_insert() of the listener then crashes
+ * the process in rxm's walk of that queue (a SIGSEGV in threads/parallel_conns
+ * over tcp;ofi_rxm, 1 run in about 70 under load, with one receive).
+ */
+#define FAB_RDM_PORT_RXS 16
+
+/* the control side of an endpoint: its receive buffers and send slots */
 struct fab_rdm_port {
-	struct fi_context2 fi_ctx; /* first: the context of the control receive is the port */
-	pthread_mutex_t lock;	   /* posting sends */
+	pthread_mutex_t lock; /* posting sends */
 	struct fid_ep *ep;
 	struct fid_av *av;
 	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
 	void *desc;
-	bool str_addrs; /* FI_ADDR_STR: sends check the closed endpoints of this process */
-	bool respell;	/* fab_peer.respell_reused */
-	size_t inject;	/* a message up to this long is injected: no completion, no slot kept */
-	bool rx_posted;
+	bool str_addrs;	    /* FI_ADDR_STR: sends check the closed endpoints of this process */
+	bool respell;	    /* fab_peer.respell_reused */
+	size_t inject;	    /* a message up to this long is injected: no completion, no slot kept */
+	unsigned nrx;	    /* control receives kept posted: 1, or FAB_RDM_PORT_RXS */
 	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
 	uint8_t name[FAB_RDM_ADDR_MAX];
 	size_t name_len;
 	struct fab_rdm_tx tx[FAB_RDM_TXS];
-	uint8_t rx[FAB_RDM_MSG_MAX];
+	struct fab_rdm_rx_slot rx[FAB_RDM_PORT_RXS];
 };
 
 /* a request or connection over a reliable-datagram endpoint */
@@ -552,9 +568,10 @@ static int fab_port_av_close(struct fab_rdm_port *pt)
 
 /* fab_port_init -- a port on ep (enabled): its name and the control receive */
 static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid_ep *ep,
-			 struct fid_av *av)
+			 struct fid_av *av, unsigned nrx)
 {
 	pthread_mutex_init(&pt->lock, NULL);
+	pt->nrx = nrx;
 	pt->ep = ep;
 	pt->av = av;
 	pt->str_addrs = p->info->addr_format == FI_ADDR_STR;
@@ -577,10 +594,10 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	return 0;
 }
 
-/* fab_port_post_rx -- (re)post the control receive */
-static void fab_port_post_rx(struct fab_rdm_port *pt)
+/* fab_port_post_rx -- (re)post control receive x */
+static void fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 {
-	struct iovec iov = {.iov_base = pt->rx, .iov_len = sizeof(pt->rx)};
+	struct iovec iov = {.iov_base = x->buf, .iov_len = sizeof(x->buf)};
 	void *desc = pt->desc;
 	struct fi_msg_tagged msg = {
 		.msg_iov = &iov,
@@ -589,12 +606,12 @@ static void fab_port_post_rx(struct fab_rdm_port *pt)
 		.addr = FI_ADDR_UNSPEC,
 		.tag = FAB_RDM_CTL_TAG,
 		.ignore = 0,
-		.context = pt,
+		.context = x,
 	};
 	for (int tries = 0; tries < 1000; tries++) {
 		ssize_t r = fi_trecvmsg(pt->ep, &msg, FI_COMPLETION);
 		if (r == 0) {
-			pt->rx_posted = true;
+			x->posted = true;
 			return;
 		}
 		if (r != -FI_EAGAIN) {
@@ -602,8 +619,28 @@ static void fab_port_post_rx(struct fab_rdm_port *pt)
 			break;
 		}
 	}
-	pt->rx_posted = false;
-	FAB_LOG_ERROR("the control receive could not be posted: the endpoint hears no peer");
+	x->posted = false;
+	FAB_LOG_ERROR("a control receive could not be posted: the endpoint may not hear its peers");
+}
+
+/* fab_port_post_rxs -- post the port's control receives: were they all? */
+static bool fab_port_post_rxs(struct fab_rdm_port *pt)
+{
+	bool all = true;
+	for (unsigned i = 0; i < pt->nrx; i++) {
+		fab_port_post_rx(pt, &pt->rx[i]);
+		all = all && pt->rx[i].posted;
+	}
+	return all;
+}
+
+/* fab_port_rx_of -- the control receive whose context is ctx, or NULL */
+static inline struct fab_rdm_rx_slot *fab_port_rx_of(struct fab_rdm_port *pt, void *ctx)
+{
+	uintptr_t c = (uintptr_t)ctx, lo = (uintptr_t)pt->rx;
+	if (c < lo || c >= lo + pt->nrx * sizeof(pt->rx[0]))
+		return NULL;
+	return ctx;
 }
 
 /* fab_port_post -- post slot t (port lock held); false: refused for now (-FI_EAGAIN) */
@@ -1162,7 +1199,8 @@ static void fab_rdm_learn_to(struct fab_conn *c, struct fab_rdm *r, const struct
 }
 
 /* fab_rdm_ctl_rx -- a control message arrived at the connection's endpoint */
-static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
+static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, struct fab_rdm_rx_slot *x,
+			   size_t len)
 {
 	struct fab_rdm_msg m;
 	struct fab_rdm_out o = {0};
@@ -1180,8 +1218,8 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
 	uint8_t msg[FAB_RDM_MSG_MAX];
 	if (len > sizeof(msg))
 		len = sizeof(msg);
-	memcpy(msg, r->port.rx, len);
-	fab_port_post_rx(&r->port);
+	memcpy(msg, x->buf, len);
+	fab_port_post_rx(&r->port, x);
 	enum fab_rdm_status st = fab_rdm_decode(msg, len, &m);
 	if (st != FAB_RDM_OK) {
 		FAB_LOG_NOTICE("qp %u: a control message of %zu bytes dropped: %s", c->qp_num, len,
@@ -1212,8 +1250,9 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, size_t len)
 bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e)
 {
 	struct fab_rdm *r = c->rdm;
-	if (e->op_context == &r->port) {
-		fab_rdm_ctl_rx(c, r, e->len);
+	struct fab_rdm_rx_slot *x = fab_port_rx_of(&r->port, e->op_context);
+	if (x) {
+		fab_rdm_ctl_rx(c, r, x, e->len);
 		return true;
 	}
 	struct fab_rdm_tx *t = fab_port_tx_of(&r->port, e->op_context);
@@ -1227,12 +1266,13 @@ bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e)
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 {
 	struct fab_rdm *r = c->rdm;
-	if (e->op_context == &r->port) {
-		r->port.rx_posted = false;
+	struct fab_rdm_rx_slot *x = fab_port_rx_of(&r->port, e->op_context);
+	if (x) {
+		x->posted = false;
 		if (e->err != FI_ECANCELED) {
 			FAB_LOG_INFO("qp %u: the control receive failed: %s", c->qp_num,
 				     fi_strerror(e->err));
-			fab_port_post_rx(&r->port);
+			fab_port_post_rx(&r->port, x);
 		}
 		return true;
 	}
@@ -1349,7 +1389,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 {
 	struct fab_rdm *r = c->rdm;
 	struct fab_peer *p = c->peer;
-	int ret = fab_port_init(p, &r->port, c->ep, r->port.av);
+	int ret = fab_port_init(p, &r->port, c->ep, r->port.av, 1);
 	if (ret)
 		return ret;
 	r->port_made = true;
@@ -1389,8 +1429,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 			return ret;
 		r->lst_known = true;
 	}
-	fab_port_post_rx(&r->port);
-	return r->port.rx_posted ? 0 : RPMA_E_PROVIDER;
+	return fab_port_post_rxs(&r->port) ? 0 : RPMA_E_PROVIDER;
 }
 
 /* fab_rdm_connect -- connect (client) or accept (server) with private data */
@@ -1617,13 +1656,15 @@ static void fab_lst_req(struct fab_ep *e, const struct fab_rdm_msg *m)
 }
 
 /* fab_lst_rx -- a control message at the listener */
-static void fab_lst_rx(struct fab_ep *e, size_t len)
+static void fab_lst_rx(struct fab_ep *e, struct fab_rdm_rx_slot *x, size_t len)
 {
 	struct fab_rdm_lst *l = e->rdm;
 	struct fab_rdm_msg m;
 	/* a copy: the receive buffer is posted again before the request is handled */
 	uint8_t copy[FAB_RDM_MSG_MAX];
-	memcpy(copy, l->port.rx, len);
+	if (len > sizeof(copy))
+		len = sizeof(copy);
+	memcpy(copy, x->buf, len);
 	enum fab_rdm_status st = fab_rdm_decode(copy, len, &m);
 	if (st != FAB_RDM_OK) {
 		uint64_t n = atomic_fetch_add(&l->peer->refused_reqs, 1) + 1;
@@ -1636,14 +1677,14 @@ static void fab_lst_rx(struct fab_ep *e, size_t len)
 				"said once)",
 				copy[4] >> 4, copy[4] & 0xfU, FAB_RDM_MAJOR, FAB_RDM_MINOR);
 	} else if (m.type == FAB_RDM_REQ) {
-		fab_port_post_rx(&l->port);
+		fab_port_post_rx(&l->port, x);
 		fab_lst_req(e, &m);
 		return;
 	} else {
 		/* nothing but a REQ comes here: a connection answers at its own endpoint */
 		FAB_LOG_DEBUG("listener: a %s dropped", fab_rdm_type_str(m.type));
 	}
-	fab_port_post_rx(&l->port);
+	fab_port_post_rx(&l->port, x);
 }
 
 /* fab_drain_lst -- the listener's CQ: control messages and the completions of its sends */
@@ -1661,12 +1702,13 @@ static void fab_drain_lst(struct fab_source *src)
 			if (fi_cq_readerr(l->cq, &err, 0) != 1)
 				break;
 			struct fab_rdm_tx *t = fab_port_tx_of(&l->port, err.op_context);
+			struct fab_rdm_rx_slot *x = fab_port_rx_of(&l->port, err.op_context);
 			if (t) {
 				atomic_store(&t->st, FAB_TX_FREE);
-			} else if (err.op_context == &l->port) {
-				l->port.rx_posted = false;
+			} else if (x) {
+				x->posted = false;
 				if (err.err != FI_ECANCELED && !l->closing)
-					fab_port_post_rx(&l->port);
+					fab_port_post_rx(&l->port, x);
 			}
 			continue;
 		}
@@ -1677,10 +1719,11 @@ static void fab_drain_lst(struct fab_source *src)
 		}
 		for (ssize_t i = 0; i < n; i++) {
 			struct fab_rdm_tx *t = fab_port_tx_of(&l->port, ent[i].op_context);
+			struct fab_rdm_rx_slot *x = fab_port_rx_of(&l->port, ent[i].op_context);
 			if (t)
 				atomic_store(&t->st, FAB_TX_FREE);
-			else if (ent[i].op_context == &l->port)
-				fab_lst_rx(e, ent[i].len);
+			else if (x)
+				fab_lst_rx(e, x, ent[i].len);
 		}
 	}
 	/* queued sends: look again in a millisecond */
@@ -1741,11 +1784,10 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 		ret = RPMA_E_PROVIDER;
 		goto err;
 	}
-	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av);
+	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av, FAB_RDM_PORT_RXS);
 	if (ret)
 		goto err_port;
-	fab_port_post_rx(&l->port);
-	if (!l->port.rx_posted) {
+	if (!fab_port_post_rxs(&l->port)) {
 		ret = RPMA_E_PROVIDER;
 		goto err_port;
 	}
