@@ -45,7 +45,7 @@
 
 #include "fabric.h"
 
-/* the tag of control messages (the application's messages are untagged) */
+/* the tag of control messages (the application's: fab_rdm_app_tag, fabric.h) */
 #define FAB_RDM_CTL_TAG 0x72706d615f63746cULL /* "rpma_ctl" */
 /* no application's tag (fab_rdm_app_tag) is ever the control protocol's */
 _Static_assert((FAB_RDM_CTL_TAG >> 48) != FAB_RDM_APP_TAG, "control and application tags meet");
@@ -86,7 +86,6 @@ struct fab_rdm_tx {
 /* one control receive */
 struct fab_rdm_rx_slot {
 	struct fi_context2 fi_ctx; /* first: the context of the receive is the slot */
-	bool posted;
 	uint8_t buf[FAB_RDM_MSG_MAX];
 };
 
@@ -594,8 +593,8 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	return 0;
 }
 
-/* fab_port_post_rx -- (re)post control receive x */
-static void fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
+/* fab_port_post_rx -- (re)post control receive x: was it posted? */
+static bool fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 {
 	struct iovec iov = {.iov_base = x->buf, .iov_len = sizeof(x->buf)};
 	void *desc = pt->desc;
@@ -610,27 +609,23 @@ static void fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 	};
 	for (int tries = 0; tries < 1000; tries++) {
 		ssize_t r = fi_trecvmsg(pt->ep, &msg, FI_COMPLETION);
-		if (r == 0) {
-			x->posted = true;
-			return;
-		}
+		if (r == 0)
+			return true;
 		if (r != -FI_EAGAIN) {
 			FAB_LOG_FI(r, "fi_trecvmsg(control)");
 			break;
 		}
 	}
-	x->posted = false;
 	FAB_LOG_ERROR("a control receive could not be posted: the endpoint may not hear its peers");
+	return false;
 }
 
 /* fab_port_post_rxs -- post the port's control receives: were they all? */
 static bool fab_port_post_rxs(struct fab_rdm_port *pt)
 {
 	bool all = true;
-	for (unsigned i = 0; i < pt->nrx; i++) {
-		fab_port_post_rx(pt, &pt->rx[i]);
-		all = all && pt->rx[i].posted;
-	}
+	for (unsigned i = 0; i < pt->nrx; i++)
+		all = fab_port_post_rx(pt, &pt->rx[i]) && all;
 	return all;
 }
 
@@ -1268,7 +1263,6 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_rx_slot *x = fab_port_rx_of(&r->port, e->op_context);
 	if (x) {
-		x->posted = false;
 		if (e->err != FI_ECANCELED) {
 			FAB_LOG_INFO("qp %u: the control receive failed: %s", c->qp_num,
 				     fi_strerror(e->err));
@@ -1706,7 +1700,6 @@ static void fab_drain_lst(struct fab_source *src)
 			if (t) {
 				atomic_store(&t->st, FAB_TX_FREE);
 			} else if (x) {
-				x->posted = false;
 				if (err.err != FI_ECANCELED && !l->closing)
 					fab_port_post_rx(&l->port, x);
 			}
