@@ -152,7 +152,7 @@ struct fab_rdm {
 	struct fab_rdm_rx *rx; /* nrx records: the contexts libfabric gets */
 	uint32_t nrx;	       /* records (posted: the ones not on the free list) */
 	struct fab_rdm_rx *rx_free;
-	bool rx_cancelled;
+	_Atomic bool rx_cancelled; /* set under rx_lock; read after a post too */
 	/*
 	 * Every send, write, read and atomic asks for a completion and carries
 	 * a record (struct fab_rdm_op, a ring): whether the application wants
@@ -876,14 +876,16 @@ static void fab_rdm_arm(struct fab_conn *c, struct fab_rdm *r)
 
 /*
  * fab_rdm_cancel_recvs -- the connection ended: cancel the receives still
- * posted.  No receive is posted after rx_cancelled; a record completing
- * meanwhile makes its fi_cancel() find nothing (-FI_ENOENT).
+ * posted.  No receive is taken after rx_cancelled; a record completing
+ * meanwhile makes its fi_cancel() find nothing (-FI_ENOENT), and so does a
+ * record taken before but not yet posted: fab_rdm_post_recv() cancels that
+ * one itself.
  */
 static void fab_rdm_cancel_recvs(struct fab_conn *c)
 {
 	struct fab_rdm *r = c->rdm;
 	pthread_spin_lock(&r->rx_lock);
-	r->rx_cancelled = true;
+	atomic_store(&r->rx_cancelled, true);
 	pthread_spin_unlock(&r->rx_lock);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < r->nrx; i++) {
@@ -1117,7 +1119,7 @@ int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 {
 	struct fab_rdm *r = c->rdm;
 	pthread_spin_lock(&r->rx_lock);
-	if (r->rx_cancelled || fab_conn_ended(c)) {
+	if (atomic_load_explicit(&r->rx_cancelled, memory_order_relaxed) || fab_conn_ended(c)) {
 		pthread_spin_unlock(&r->rx_lock);
 		RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
 		return RPMA_E_PROVIDER;
@@ -1138,8 +1140,21 @@ int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 	if (ret) {
 		void *back = x;
 		(void)fab_rdm_recv_done(c, &back);
+		return ret;
 	}
-	return ret;
+	/*
+	 * The connection's end may have walked the records between the take
+	 * above and the post: its fi_cancel() found nothing then, so cancel
+	 * the receive here (or again: a second cancel finds nothing).  Seen
+	 * unset, the end's walk comes after the post (the endpoint's own lock
+	 * orders the post before that walk's fi_cancel()).
+	 */
+	if (atomic_load_explicit(&r->rx_cancelled, memory_order_acquire)) {
+		ret = fi_cancel(&c->ep->fid, x);
+		if (ret && ret != -FI_ENOENT)
+			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
+	}
+	return 0;
 }
 
 /*

@@ -1079,3 +1079,162 @@ PROVIDER_TEST(threads, signals_and_names)
 	itest_dpair_close(&d);
 	cr_assert_eq(sigaction(SIGUSR1, &old_sa, NULL), 0);
 }
+
+/* ======================================================================
+ * recv_repost_end: a client thread takes its receives' completions and
+ * posts each receive again at once while the server keeps sending; the
+ * server ends the connection in the middle of it.  Every receive the
+ * client posted must complete exactly once, with success or as flushed:
+ * none may stay posted on a connection that ended (its post racing with
+ * the end's cancel of the receives still out).
+ */
+
+#define RE_ROUNDS 6
+#define RE_RQ	  32   /* the client's receive queue */
+#define RE_MSGS	  400  /* completions before the server ends the connection */
+#define RE_IDS	  4096 /* wr_id space of one round (each receive posted once) */
+
+struct re_state {
+	struct itest_dpair *d;
+	struct rpma_cq *ccq, *scq;
+	atomic_uint posted;  /* receives the client posted (rpma_recv returned 0) */
+	atomic_uint got;     /* their completions */
+	atomic_uint flushed; /* of which not successful */
+	atomic_bool ended;   /* the client's side of the end is done: post no more */
+	uint8_t seen[RE_IDS];
+};
+
+/* re_post -- post receive number i; false when the connection refused it */
+static bool re_post(struct re_state *s, unsigned i)
+{
+	if (i >= RE_IDS || atomic_load(&s->ended))
+		return false;
+	int ret = rpma_recv(s->d->p.cconn, s->d->creg.mr, (size_t)(i % RE_RQ) * 8, 8,
+			    (void *)(uintptr_t)(i + 1));
+	if (ret)
+		return false;
+	atomic_fetch_add(&s->posted, 1);
+	return true;
+}
+
+/* re_receiver -- post RE_RQ receives, then post one again for every success */
+static void *re_receiver(void *arg)
+{
+	struct re_state *s = arg;
+	unsigned next = 0;
+	for (; next < RE_RQ; next++)
+		TT_CHECK(re_post(s, next), NULL, "receiver: rpma_recv %u refused", next);
+	long long until = tt_now_ms() + TT_WAIT_MS;
+	/* until every receive posted completed, once the end is done */
+	while (!atomic_load(&s->ended) || atomic_load(&s->got) < atomic_load(&s->posted)) {
+		TT_CHECK(tt_now_ms() < until && !atomic_load(&tt_stop), NULL,
+			 "receiver: %u of %u receives completed (ended %d)", atomic_load(&s->got),
+			 atomic_load(&s->posted), (int)atomic_load(&s->ended));
+		struct ibv_wc wc[8];
+		int n = 0;
+		int ret = rpma_cq_get_wc(s->ccq, 8, wc, &n);
+		if (ret == RPMA_E_NO_COMPLETION) {
+			sched_yield();
+			continue;
+		}
+		TT_CHECK(ret == 0, NULL, "receiver: rpma_cq_get_wc: %s", rpma_err_2str(ret));
+		for (int k = 0; k < n; k++) {
+			uint64_t id = wc[k].wr_id;
+			TT_CHECK(id >= 1 && id <= RE_IDS && !s->seen[id - 1], NULL,
+				 "receiver: unexpected or repeated wr_id %llu (status %s)",
+				 (unsigned long long)id, ibv_wc_status_str(wc[k].status));
+			s->seen[id - 1] = 1;
+			atomic_fetch_add(&s->got, 1);
+			if (wc[k].status != IBV_WC_SUCCESS) {
+				atomic_fetch_add(&s->flushed, 1);
+				continue;
+			}
+			TT_CHECK(wc[k].opcode == IBV_WC_RECV, NULL, "receiver: opcode %d",
+				 wc[k].opcode);
+			if (re_post(s, next))
+				next++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * re_sender -- send 8-byte messages, never more than the client has
+ * receives posted for, until a send fails or, the connection ended, every
+ * send completed
+ */
+static void *re_sender(void *arg)
+{
+	struct re_state *s = arg;
+	unsigned sent = 0, done = 0;
+	bool failed = false;
+	long long until = tt_now_ms() + TT_WAIT_MS;
+	while (!failed && !atomic_load(&tt_stop) && !(atomic_load(&s->ended) && sent == done)) {
+		TT_CHECK(tt_now_ms() < until, NULL, "sender: %u of %u sends completed", done, sent);
+		if (sent < atomic_load(&s->posted) && sent - done < RE_RQ / 2) {
+			if (rpma_send(s->d->p.sconn, s->d->sreg.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
+				      NULL) != 0)
+				break;
+			sent++;
+		}
+		struct ibv_wc wc[8];
+		int n = 0;
+		if (rpma_cq_get_wc(s->scq, 8, wc, &n) != 0)
+			continue;
+		for (int k = 0; k < n; k++)
+			failed |= wc[k].status != IBV_WC_SUCCESS;
+		done += (unsigned)n;
+	}
+	return NULL;
+}
+
+PROVIDER_TEST(threads, recv_repost_end)
+{
+	struct rpma_conn_cfg *ccfg = NULL, *scfg = NULL;
+	cr_assert_eq(rpma_conn_cfg_new(&ccfg), 0);
+	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
+	itest_cfg_patient(ccfg);
+	itest_cfg_patient(scfg);
+	cr_assert_eq(rpma_conn_cfg_set_rq_size(ccfg, RE_RQ), 0);
+	cr_assert_eq(rpma_conn_cfg_set_cq_size(ccfg, 2 * RE_RQ), 0);
+	cr_assert_eq(rpma_conn_cfg_set_sq_size(scfg, RE_RQ), 0);
+	cr_assert_eq(rpma_conn_cfg_set_cq_size(scfg, 2 * RE_RQ), 0);
+	static struct re_state s; /* seen[] is large for a stack */
+	unsigned total = 0, flushed = 0;
+	for (int round = 0; round < RE_ROUNDS; round++) {
+		struct itest_dpair d = {0};
+		itest_dpair_open(&d, scfg, ccfg, NULL, NULL);
+		memset(&s, 0, sizeof(s));
+		s.d = &d;
+		cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &s.ccq), 0);
+		cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &s.scq), 0);
+		pthread_t receiver, sender;
+		tt_spawn(&receiver, re_receiver, &s);
+		tt_spawn(&sender, re_sender, &s);
+		/* some traffic first, the more the later the round */
+		long long until = tt_now_ms() + TT_WAIT_MS;
+		while (atomic_load(&s.got) < (unsigned)(RE_MSGS * (round + 1)) / RE_ROUNDS &&
+		       !atomic_load(&tt_stop) && tt_now_ms() < until)
+			sched_yield();
+		/* the server ends the connection while the traffic goes on */
+		cr_assert_eq(rpma_conn_disconnect(d.p.sconn), 0);
+		cr_assert_eq(itest_next_event(d.p.cconn), RPMA_CONN_CLOSED);
+		cr_assert_eq(rpma_conn_disconnect(d.p.cconn), 0);
+		atomic_store(&s.ended, true);
+		tt_join(receiver);
+		tt_join(sender);
+		tt_assert_no_failure();
+		cr_assert_eq(itest_next_event(d.p.sconn), RPMA_CONN_CLOSED);
+		cr_assert_eq(atomic_load(&s.got), atomic_load(&s.posted));
+		total += atomic_load(&s.posted);
+		flushed += atomic_load(&s.flushed);
+		cr_assert_eq(rpma_conn_delete(&d.p.cconn), 0);
+		cr_assert_eq(rpma_conn_delete(&d.p.sconn), 0);
+		itest_dpair_close(&d);
+	}
+	cr_log_info("recv_repost_end: %u receives posted in %d rounds, %u flushed at the ends",
+		    total, RE_ROUNDS, flushed);
+	cr_assert_geq(flushed, (unsigned)RE_ROUNDS, "no receive was ever flushed");
+	cr_assert_eq(rpma_conn_cfg_delete(&ccfg), 0);
+	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+}
