@@ -471,6 +471,12 @@ struct rpma_provider_traits {
 	 * connection's timeout (else the timeout may bound the whole handshake)
 	 */
 	bool accept_waits_for_app;
+	/*
+	 * the receives still posted when a connection ends complete with
+	 * IBV_WC_WR_FLUSH_ERR (else they stay posted, never completed, until
+	 * the connection is deleted)
+	 */
+	bool recvs_flushed_at_end;
 };
 
 /* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */

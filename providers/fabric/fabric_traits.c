@@ -73,4 +73,10 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->log_prefix = "fabric: ";
 	/* reliable datagrams: the server answers PENDING while its application decides */
 	traits->accept_waits_for_app = rdm;
+	/*
+	 * sockets' message endpoints cancel no posted receive at their
+	 * shutdown, and a receive's context there is the application's own
+	 * (rpma_fabric(7), NOTES); reliable datagrams cancel theirs
+	 */
+	traits->recvs_flushed_at_end = rdm || strcmp(fp, "sockets") != 0;
 }

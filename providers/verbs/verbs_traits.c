@@ -27,4 +27,5 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->log_prefix = "verbs: ";
 	/* rdma_cm's passive side answers a request the application holds with an MRA */
 	traits->accept_waits_for_app = true;
+	traits->recvs_flushed_at_end = true; /* the queue pair in the error state flushes them */
 }

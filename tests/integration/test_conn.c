@@ -298,6 +298,61 @@ PROVIDER_TEST(conn, ep_fd_nonblocking)
 	cr_assert_eq(rpma_peer_delete(&speer), 0);
 }
 
+/*
+ * the receives still posted when the peer ends the connection complete once
+ * each, flushed, with their own contexts (as on a verbs queue pair in the
+ * error state); where the transport keeps them posted (the trait), none
+ * completes
+ */
+PROVIDER_TEST(conn, recvs_flushed_at_end)
+{
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
+	enum { NRECV = 4 };
+	for (uintptr_t i = 0; i < NRECV; i++)
+		cr_assert_eq(rpma_recv(d.p.cconn, d.creg.mr, i * 64, 64, (void *)(0x100 + i)), 0);
+	/* one of them takes a message first */
+	cr_assert_eq(rpma_send(d.p.sconn, d.sreg.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, (void *)0x5),
+		     0);
+	struct rpma_cq *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	itest_expect_wc(scq, IBV_WC_SEND, (void *)0x5, NULL);
+	struct ibv_wc wc;
+	cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 0x100, "the first receive posted takes the message");
+
+	cr_assert_eq(rpma_conn_disconnect(d.p.sconn), 0);
+	cr_assert_eq(itest_next_event(d.p.cconn), RPMA_CONN_CLOSED);
+	cr_assert_eq(rpma_conn_disconnect(d.p.cconn), 0);
+	cr_assert_eq(itest_next_event(d.p.sconn), RPMA_CONN_CLOSED);
+	if (itest_traits()->recvs_flushed_at_end) {
+		bool seen[NRECV] = {true};
+		for (int n = 1; n < NRECV; n++) {
+			cr_assert_eq(itest_wc(cq, &wc, ITEST_WAIT_MS), 0,
+				     "%d of %d receives still posted completed", n - 1, NRECV - 1);
+			cr_assert_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s",
+				     ibv_wc_status_str(wc.status));
+			uint64_t i = wc.wr_id - 0x100;
+			cr_assert(i < NRECV && !seen[i], "unexpected or repeated wr_id 0x%llx",
+				  (unsigned long long)wc.wr_id);
+			seen[i] = true;
+		}
+	}
+	/* nothing more: each receive completed once at most */
+	int got = 0;
+	struct ibv_wc more[4];
+	usleep(200 * 1000);
+	int ret = rpma_cq_get_wc(cq, 4, more, &got);
+	cr_assert_eq(ret, RPMA_E_NO_COMPLETION, "%d completion(s) more (%s)", got,
+		     rpma_err_2str(ret));
+	cr_assert_eq(rpma_conn_delete(&d.p.cconn), 0);
+	cr_assert_eq(rpma_conn_delete(&d.p.sconn), 0);
+	itest_dpair_close(&d);
+}
+
 /* a request deleted before it connects, and an endpoint shut down with a request pending */
 PROVIDER_TEST(conn, delete_unused)
 {
