@@ -477,6 +477,12 @@ struct rpma_provider_traits {
 	 * the connection is deleted)
 	 */
 	bool recvs_flushed_at_end;
+	/*
+	 * ... and so do receives posted while it ends, before the application
+	 * sees the end (else one posted after the transport noticed the end
+	 * may stay posted, never completed)
+	 */
+	bool recvs_posted_at_end_flushed;
 };
 
 /* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */
