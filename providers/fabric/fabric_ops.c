@@ -296,6 +296,7 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	int ret = __builtin_expect(c->wrap, 0) ? fab_op_begin(c, c->cq, &ctx, &ff) : 0;
 	if (ret == 0 && c->rdm)
 		ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
+	ssize_t sent = 0; /* libfabric's answer to the send */
 	if (ret == 0) {
 		struct fi_msg msg = {
 			.msg_iov = NULL,
@@ -305,9 +306,12 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 			.context = ctx,
 			.data = (high << 32) | imm,
 		};
+		sent = FAB_POST(c, fab_sendmsg(c, &msg, ff));
+		/* after a write that went, a refused send is no error of the call (below) */
 		ret = fab_posted(c,
-				 fab_post_result(c, FAB_POST(c, fab_sendmsg(c, &msg, ff)),
-						 "fi_(t)sendmsg(imm)"),
+				 (sent != 0 && len)
+					 ? RPMA_E_PROVIDER
+					 : fab_post_result(c, sent, "fi_(t)sendmsg(imm)"),
 				 ctx);
 	}
 	/*
@@ -317,9 +321,14 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	 * sockets on a loaded machine)
 	 */
 	if (ret && len) {
+		char why[64];
+		if (sent)
+			snprintf(why, sizeof(why), "%s", fi_strerror((int)-sent));
+		else
+			snprintf(why, sizeof(why), "error %d", ret);
 		RPMA_LOG_INFO("fabric: qp %u: the notification of a write with immediate data "
-			      "was not posted (error %d): the write completes with an error",
-			      c->qp_num, ret);
+			      "was not posted (%s): the write completes with an error",
+			      c->qp_num, why);
 		fab_imm_unsent(c, s);
 		return 0;
 	}

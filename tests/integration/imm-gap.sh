@@ -27,4 +27,10 @@ if ! grep -q 'write with immediate data was not posted' "$out"; then
 	echo "imm-gap.sh: the provider never met a connection that ended between the two posts"
 	exit 1
 fi
+# the call returned 0: the send's refusal is an INFO line (above), no ERROR
+if grep -q '\*ERROR\*.*sendmsg(imm)' "$out"; then
+	grep '\*ERROR\*.*sendmsg(imm)' "$out"
+	echo "imm-gap.sh: a call that returned 0 logged an error for its send"
+	exit 1
+fi
 echo "imm-gap.sh: the write went, its send could not, the operation completed with an error"
