@@ -119,6 +119,7 @@ int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	case RPMA_CONN_LOST:
 	case RPMA_CONN_REJECTED:
 	case RPMA_CONN_UNREACHABLE:
+		atomic_store_explicit(&conn->recv_closed, true, memory_order_release);
 		break;
 	default:
 		rpma_private_data_discard(&got);
@@ -266,9 +267,13 @@ int rpma_conn_disconnect(struct rpma_conn *conn)
 		return RPMA_E_INVAL;
 	}
 
+	/* before the transport's disconnect: no receive is posted after it (conn.h) */
+	bool was = atomic_exchange(&conn->recv_closed, true);
 	int ret = conn->ops->conn_disconnect(conn);
 	if (ret == 0)
 		RPMA_LOG_NOTICE("requesting for disconnection");
+	else if (!was)
+		atomic_store(&conn->recv_closed, false);
 	return ret;
 }
 
@@ -474,6 +479,12 @@ int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, 
 		/* the queue pair has no receive queue of its own (upstream: ibv_post_recv fails) */
 		RPMA_LOG_ERROR("the connection takes receives from a shared receive queue: use "
 			       "rpma_srq_recv()");
+		return RPMA_E_PROVIDER;
+	}
+	if (atomic_load_explicit(&conn->recv_closed, memory_order_acquire)) {
+		/* nothing is sure to complete it (conn.h) */
+		RPMA_LOG_ERROR("the connection was disconnected or its end reported: no receive is "
+			       "posted any more");
 		return RPMA_E_PROVIDER;
 	}
 

@@ -27,6 +27,15 @@ struct rpma_conn {
 	_Atomic bool remote_announces;
 	struct rpma_conn_private_data pdata; /* the peer's private data, or { NULL, 0 } */
 	struct rpma_flush *flush;	     /* the read-after-write flush region, or NULL */
+	/*
+	 * the application disconnected the connection, or
+	 * rpma_conn_next_event() reported its end: a receive posted from then
+	 * on is refused (rpma_recv), as no transport is sure to complete it
+	 * (rdma_rxe of Linux 6.1 takes a receive posted to a queue pair in the
+	 * error state and never flushes it; libfabric's tcp takes one on a
+	 * disconnected endpoint)
+	 */
+	_Atomic bool recv_closed;
 };
 RPMA_OBJ_PRIV_FIRST(rpma_conn);
 

@@ -471,18 +471,6 @@ struct rpma_provider_traits {
 	 * connection's timeout (else the timeout may bound the whole handshake)
 	 */
 	bool accept_waits_for_app;
-	/*
-	 * the receives still posted when a connection ends complete with
-	 * IBV_WC_WR_FLUSH_ERR (else they stay posted, never completed, until
-	 * the connection is deleted)
-	 */
-	bool recvs_flushed_at_end;
-	/*
-	 * ... and so do receives posted while it ends, before the application
-	 * sees the end (else one posted after the transport noticed the end
-	 * may stay posted, never completed)
-	 */
-	bool recvs_posted_at_end_flushed;
 };
 
 /* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */

@@ -621,6 +621,41 @@ struct fab_srq;
 struct fab_bounce;
 
 /* ----- connection request / connection (one block, see provider.h) */
+/*
+ * The receives a connection posted on its own endpoint that have not
+ * completed (fabric_recvs.c): each is posted with a record of its own as
+ * the context, which keeps the application's.  A connection that ends
+ * cancels the ones still posted (they complete as IBV_WC_WR_FLUSH_ERR, as
+ * on a verbs queue pair in the error state) and takes no new one: nothing
+ * else would complete them (the peer is gone; libfabric's sockets cancels
+ * no receive at a shutdown, its tcp takes receives on a disconnected
+ * endpoint and never completes them).  Not for an SRQ's connections: their
+ * bounce buffers are the SRQ's (fabric_srq.c).
+ */
+struct fab_recv_rec {
+	struct fi_context2
+		fi_ctx; /* first: libfabric's, where it asks for FI_CONTEXT / FI_CONTEXT2 */
+	void *ctx;	/* the application's */
+	/* what libfabric got as the context: the record, or a CQ group's record of it */
+	_Atomic(void *) posted_as;
+	struct fab_recv_rec *next_free;
+	bool posted;
+};
+
+struct fab_recvs {
+	/*
+	 * A spin lock: it guards a few stores, twice per receive (post and
+	 * completion); a mutex costs about 110 instructions per receive more
+	 * (callgrind, send-recv over shm)
+	 */
+	pthread_spinlock_t lock;
+	bool lock_made;
+	struct fab_recv_rec *rec; /* n records (posted: the ones not on the free list) */
+	uint32_t n;
+	struct fab_recv_rec *free;
+	_Atomic bool cancelled; /* set under the lock; read after a post too */
+};
+
 struct fab_conn {
 	struct fab_peer *peer;
 	struct fi_info *info; /* outgoing: the resolved destination; incoming: the request */
@@ -725,6 +760,7 @@ struct fab_conn {
 	bool bounce_regrow;
 	size_t bounce_idle;
 	struct fab_conn *srq_next; /* the SRQ's list of attached connections */
+	struct fab_recvs recvs;	   /* the receives posted and not completed (no SRQ) */
 };
 
 /* one internal receive buffer of an SRQ-attached connection */
@@ -964,6 +1000,33 @@ int fab_conn_wait(struct rpma_conn *conn, bool *is_rcq);
 void fab_ceq_fini(struct fab_peer *p);
 void fab_conn_mark_broken(struct fab_conn *c, int err);
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
+/* ----- a connection's receive records (fabric_recvs.c) */
+int fab_recvs_init(struct fab_conn *c, size_t n);
+void fab_recvs_fini(struct fab_conn *c);
+struct fab_recv_rec *fab_recvs_take(struct fab_conn *c, void *ctx);
+void fab_recvs_put(struct fab_conn *c, struct fab_recv_rec *x);
+void fab_recvs_posted(struct fab_conn *c, struct fab_recv_rec *x);
+bool fab_recvs_done_slow(struct fab_conn *c, void **ctx);
+void fab_recvs_cancel(struct fab_conn *c);
+
+/* fab_recvs_owns -- is ctx one of the connection's receive records? */
+static inline bool fab_recvs_owns(const struct fab_conn *c, const void *ctx)
+{
+	uintptr_t p = (uintptr_t)ctx, lo = (uintptr_t)c->recvs.rec;
+	return p >= lo && p < lo + c->recvs.n * sizeof(*c->recvs.rec);
+}
+
+/*
+ * fab_recvs_done -- a completion whose context is *ctx: when it is one of
+ * the connection's receive records, free the record, put the application's
+ * context in *ctx and say so
+ */
+static inline bool fab_recvs_done(struct fab_conn *c, void **ctx)
+{
+	if (!fab_recvs_owns(c, *ctx))
+		return false;
+	return fab_recvs_done_slow(c, ctx);
+}
 int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx,
 		      uint64_t ff);
 
@@ -991,8 +1054,6 @@ void fab_rdm_release(struct fab_conn *c);
 bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
 void fab_drain_tx_rdm(struct fab_source *src);
-int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx);
-bool fab_rdm_recv_done(struct fab_conn *c, void **ctx);
 int fab_rdm_op_check(struct fab_conn *c);
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
 enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };

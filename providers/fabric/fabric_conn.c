@@ -38,6 +38,7 @@ void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event)
 	fab_evq_push_event(&c->events, ev);
 	pthread_mutex_unlock(&c->state_lock);
 	FAB_LOG_INFO("qp %u: %s", c->qp_num, rpma_utils_conn_event_2str(event));
+	fab_recvs_cancel(c);
 	if (c->rdm)
 		fab_rdm_ended(c);
 }
@@ -686,6 +687,7 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	free(c->imm_slots);
 	c->imm_slots = NULL;
 	c->nimm_slots = 0;
+	fab_recvs_fini(c);
 	if (c->rcq)
 		fab_cq_fini(c->rcq);
 	if (c->cq)
@@ -866,6 +868,12 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 		FAB_LOG_FI(ret, "fi_enable()");
 		ret = fab_err(ret);
 		goto err;
+	}
+	/* as many receive records as the endpoint takes receives */
+	if (c->srq == NULL) {
+		ret = fab_recvs_init(c, info->rx_attr->size);
+		if (ret)
+			goto err;
 	}
 	if (p->rdm) {
 		ret = fab_rdm_conn_ready(c, info);

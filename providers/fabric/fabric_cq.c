@@ -505,11 +505,11 @@ void *fab_imm_context(struct fab_conn *c, void *ctx)
 
 /*
  * fab_rx_entry -- a successful receive-side entry: into an SRQ bounce buffer,
- * or as a completion into to (which has an entry reserved); how many
- * reserved entries it used
+ * or as a completion into to (which has an entry reserved) with the
+ * application's context (struct fab_recvs); how many reserved entries it
+ * used
  */
-static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to,
-			     const struct fi_cq_data_entry *e)
+static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to, struct fi_cq_data_entry *e)
 {
 	struct fab_bounce *b = fab_is_bounce(c, e->op_context);
 	if (b) {
@@ -520,6 +520,7 @@ static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to,
 		b->prov_errno = 0;
 		return fab_srq_arrived(c, b) ? 1 : 0;
 	}
+	(void)fab_recvs_done(c, &e->op_context);
 	struct ibv_wc wc;
 	fab_wc_fill(&wc, e, c->qp_num, c->peer);
 	fab_cq_push(to, &wc);
@@ -530,8 +531,7 @@ static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to,
  * fab_rx_error -- a receive-side error entry (as fab_rx_entry); a cancelled
  * bounce buffer goes back to the SRQ
  */
-static uint32_t fab_rx_error(struct fab_conn *c, struct fab_cq *to,
-			     const struct fi_cq_err_entry *err)
+static uint32_t fab_rx_error(struct fab_conn *c, struct fab_cq *to, struct fi_cq_err_entry *err)
 {
 	if (err->err != FI_ECANCELED) {
 		RPMA_LOG_INFO("fabric: qp %u: a receive failed: %s (provider error %d)", c->qp_num,
@@ -551,6 +551,7 @@ static uint32_t fab_rx_error(struct fab_conn *c, struct fab_cq *to,
 		b->prov_errno = err->prov_errno;
 		return fab_srq_arrived(c, b) ? 1 : 0;
 	}
+	(void)fab_recvs_done(c, &err->op_context);
 	struct ibv_wc wc;
 	fab_wc_error(&wc, err, c, true);
 	fab_cq_push(to, &wc);
@@ -676,7 +677,7 @@ fab_tx_success(struct fab_conn *c, struct fab_source *src, struct fi_cq_data_ent
 		return false;
 	if (rdm && (e->flags & FI_RECV)) {
 		fab_source_count_rx(src);
-		if (fab_rdm_recv_done(c, &e->op_context)) {
+		if (fab_recvs_done(c, &e->op_context)) {
 			/* a receive's record is never an operation's: no unwrap */
 			fab_wc_fill(wc, e, c->qp_num, c->peer);
 			return true;
@@ -694,6 +695,7 @@ fab_tx_success(struct fab_conn *c, struct fab_source *src, struct fi_cq_data_ent
 		return true;
 	}
 	if (one_cq && (e->flags & (FI_RECV | FI_REMOTE_WRITE))) {
+		(void)fab_recvs_done(c, &e->op_context);
 		fab_wc_fill(wc, e, c->qp_num, c->peer);
 		return true;
 	}
@@ -774,14 +776,14 @@ static inline __attribute__((always_inline)) void fab_drain_tx_impl(struct fab_s
 			}
 			enum ibv_wc_opcode opc;
 			int u = FAB_RDM_OP_NONE;
-			bool rx = (err.flags & (FI_RECV | FI_REMOTE_WRITE)) != 0;
+			/* a receive's record (fab_rx_error takes it) tells even without FI_RECV */
+			bool rx = (err.flags & (FI_RECV | FI_REMOTE_WRITE)) != 0 ||
+				  fab_recvs_owns(c, err.op_context);
 			if (rdm && fab_rdm_ctl_error(c, &err)) {
 				u = FAB_RDM_OP_DROP;
 			} else if (rdm) {
 				u = fab_rdm_op_unwrap(c, &err.op_context, &opc, false);
 				/* every other operation has a record: a receive, or nothing */
-				if (u == FAB_RDM_OP_NONE && fab_rdm_recv_done(c, &err.op_context))
-					rx = true;
 				if (u == FAB_RDM_OP_NONE && !rx) {
 					/*
 					 * an error without a context of ours (shm, toward
@@ -850,10 +852,8 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 			for (ssize_t i = 0; i < n; i++) {
 				if (rdm && fab_rdm_ctl_entry(c, &e[i]))
 					continue;
-				if (rdm) {
-					(void)fab_rdm_recv_done(c, &e[i].op_context);
+				if (rdm)
 					fab_source_count_rx(src);
-				}
 				used += fab_rx_entry(c, to, &e[i]);
 			}
 			fab_cq_unreserve(to, room - used);
@@ -868,8 +868,6 @@ static inline __attribute__((always_inline)) void fab_drain_rx_impl(struct fab_s
 				break;
 			}
 			bool ctl = rdm && fab_rdm_ctl_error(c, &err);
-			if (rdm && !ctl)
-				(void)fab_rdm_recv_done(c, &err.op_context);
 			used = ctl ? 0 : fab_rx_error(c, to, &err);
 			fab_cq_unreserve(to, room - used);
 			continue;
@@ -925,6 +923,7 @@ static void fab_cqg_entry(struct fab_cqg *g, struct fi_cq_data_entry *e)
 		return;
 	struct ibv_wc wc;
 	if (e->flags & FI_RECV) {
+		(void)fab_recvs_done(c, &e->op_context);
 		fab_wc_fill(&wc, e, c->qp_num, g->peer);
 	} else if (!report || !fab_tx_entry(c, e, &wc)) {
 		fab_cq_unreserve(to, 1);
@@ -1203,9 +1202,10 @@ fab_cq_read_direct(struct fab_cq *cq, struct fab_source *src, int num, struct ib
 			continue;
 		}
 		/* one CQ: no SRQ, so a receive is never a bounce buffer's */
-		if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE)))
+		if (one_cq && (e[i].flags & (FI_RECV | FI_REMOTE_WRITE))) {
+			(void)fab_recvs_done(c, &e[i].op_context);
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, c->peer);
-		else if (nostage && !fab_imm_slot_of(c, e[i].op_context))
+		} else if (nostage && !fab_imm_slot_of(c, e[i].op_context))
 			fab_wc_fill(&wc[used++], &e[i], c->qp_num, NULL);
 		else if (fab_tx_entry(c, &e[i], &wc[used]))
 			used++;

@@ -557,16 +557,32 @@ int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, voi
 }
 
 /*
- * fab_post_recv -- post one receive buffer; over reliable datagrams the
- * connection keeps track of it (fab_rdm_post_recv)
+ * fab_post_recv -- post one receive buffer with a record of the
+ * connection's as the context (fabric.h, struct fab_recvs); a grouped
+ * connection wraps the record in an operation record of its group
  */
 int fab_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
 {
-	if (__builtin_expect(c->rdm != NULL, 0))
-		return fab_rdm_post_recv(c, buf, len, desc, ctx);
+	struct fab_recv_rec *x = fab_recvs_take(c, ctx);
+	if (x == NULL)
+		return RPMA_E_PROVIDER;
+	void *pctx = x;
 	uint64_t ff = FI_COMPLETION;
-	fab_op_wrap(c, c->recv_target, &ctx, &ff);
-	return fab_post_recv_raw(c, buf, len, desc, ctx, ff);
+	if (__builtin_expect(c->grp != NULL, 0)) {
+		int ret = fab_op_begin(c, c->recv_target, &pctx, &ff);
+		if (ret) {
+			fab_recvs_put(c, x);
+			return ret;
+		}
+		atomic_store_explicit(&x->posted_as, pctx, memory_order_relaxed);
+	}
+	int ret = fab_post_recv_raw(c, buf, len, desc, pctx, ff);
+	if (ret) {
+		fab_recvs_put(c, x);
+		return ret;
+	}
+	fab_recvs_posted(c, x);
+	return 0;
 }
 
 /* fab_recv -- rpma_recv() */

@@ -140,20 +140,6 @@ struct fab_rdm {
 	struct fab_rdm *lnext;
 	int refs; /* under the peer's rdm_lock: the listener's list, the owner */
 	/*
-	 * the contexts of the receives posted and not completed: a connection
-	 * that ends cancels them (libfabric completes them with FI_ECANCELED,
-	 * the application sees IBV_WC_WR_FLUSH_ERR as on verbs); nothing else
-	 * would ever complete them, the peer being gone.  A spin lock: it
-	 * guards a few stores, twice per receive (post and completion), and a
-	 * mutex's lock and unlock cost about 110 instructions per receive
-	 * more (callgrind, send-recv over shm)
-	 */
-	pthread_spinlock_t rx_lock;
-	struct fab_rdm_rx *rx; /* nrx records: the contexts libfabric gets */
-	uint32_t nrx;	       /* records (posted: the ones not on the free list) */
-	struct fab_rdm_rx *rx_free;
-	_Atomic bool rx_cancelled; /* set under rx_lock; read after a post too */
-	/*
 	 * Every send, write, read and atomic asks for a completion and carries
 	 * a record (struct fab_rdm_op, a ring): whether the application wants
 	 * the completion of a success, and its opcode.  So
@@ -181,16 +167,9 @@ enum { FAB_OP_FREE = 0, FAB_OP_BUSY, FAB_OP_FLUSHED };
  * The context of every operation of a reliable-datagram connection is a
  * record of ours that starts with a struct fi_context2: the providers that
  * ask for FI_CONTEXT or FI_CONTEXT2 (psm3, opx, efa) may use it until the
- * operation completes.  So are the control port's and the SRQ bounce
- * buffers' contexts.  Records of a receive: the application's context.
+ * operation completes.  So are the control port's, the SRQ bounce
+ * buffers' and the receives' contexts (struct fab_recv_rec, fabric.h).
  */
-struct fab_rdm_rx {
-	struct fi_context2 fi_ctx;
-	void *ctx;
-	struct fab_rdm_rx *next_free;
-	bool posted;
-};
-
 struct fab_rdm_op {
 	struct fi_context2 fi_ctx;
 	_Atomic int st;
@@ -788,7 +767,6 @@ static struct fab_rdm *fab_rec_new(struct fab_peer *p, uint32_t *id, uint32_t *g
 		return NULL;
 	}
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_spin_init(&r->rx_lock, PTHREAD_PROCESS_PRIVATE);
 	r->peer = p;
 	r->refs = 1;
 	return r;
@@ -801,8 +779,6 @@ static void fab_rec_put_locked(struct fab_rdm *r)
 		return;
 	fab_rdm_ids_put(r->peer->rdm_ids, r->m.id);
 	pthread_mutex_destroy(&r->lock);
-	pthread_spin_destroy(&r->rx_lock);
-	free(r->rx);
 	free(r->ops);
 	free(r);
 }
@@ -872,35 +848,6 @@ static void fab_rdm_arm(struct fab_conn *c, struct fab_rdm *r)
 	if (next == UINT64_MAX)
 		return;
 	fab_ceq_set_deadline(c, next * 1000000ULL);
-}
-
-/*
- * fab_rdm_cancel_recvs -- the connection ended: cancel the receives still
- * posted.  No receive is taken after rx_cancelled; a record completing
- * meanwhile makes its fi_cancel() find nothing (-FI_ENOENT), and so does a
- * record taken before but not yet posted: fab_rdm_post_recv() cancels that
- * one itself.
- */
-static void fab_rdm_cancel_recvs(struct fab_conn *c)
-{
-	struct fab_rdm *r = c->rdm;
-	pthread_spin_lock(&r->rx_lock);
-	atomic_store(&r->rx_cancelled, true);
-	pthread_spin_unlock(&r->rx_lock);
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < r->nrx; i++) {
-		pthread_spin_lock(&r->rx_lock);
-		bool posted = r->rx[i].posted;
-		pthread_spin_unlock(&r->rx_lock);
-		if (!posted)
-			continue;
-		n++;
-		int ret = fi_cancel(&c->ep->fid, &r->rx[i]);
-		if (ret && ret != -FI_ENOENT)
-			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
-	}
-	if (n)
-		FAB_LOG_INFO("qp %u: %u receives cancelled", c->qp_num, n);
 }
 
 /* fab_rdm_events -- report the events one step put out (no lock held) */
@@ -1048,11 +995,11 @@ bool fab_rdm_op_cancel(struct fab_conn *c, void *ctx)
 
 /*
  * fab_rdm_ended -- the connection's final event was reported (fab_conn_end,
- * once): its receives are cancelled, its operations still out flushed
+ * once, after it cancelled the receives): its operations still out are
+ * flushed
  */
 void fab_rdm_ended(struct fab_conn *c)
 {
-	fab_rdm_cancel_recvs(c);
 	fab_rdm_flush_ops(c);
 }
 
@@ -1109,76 +1056,6 @@ int fab_rdm_flush_wait(struct fab_conn *c, enum fab_flush_wait what)
 		}
 	}
 	return 0;
-}
-
-/*
- * fab_rdm_post_recv -- post a receive with a record of its own as the
- * context (not once the connection ended: nothing would complete it)
- */
-int fab_rdm_post_recv(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx)
-{
-	struct fab_rdm *r = c->rdm;
-	pthread_spin_lock(&r->rx_lock);
-	if (atomic_load_explicit(&r->rx_cancelled, memory_order_relaxed) || fab_conn_ended(c)) {
-		pthread_spin_unlock(&r->rx_lock);
-		RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
-		return RPMA_E_PROVIDER;
-	}
-	struct fab_rdm_rx *x = r->rx_free;
-	if (x == NULL) {
-		pthread_spin_unlock(&r->rx_lock);
-		RPMA_LOG_ERROR("fabric: qp %u: the receive queue is full (%u receives posted)",
-			       c->qp_num, r->nrx);
-		return RPMA_E_PROVIDER;
-	}
-	/* before the post: its completion may come at once */
-	r->rx_free = x->next_free;
-	x->ctx = ctx;
-	x->posted = true;
-	pthread_spin_unlock(&r->rx_lock);
-	int ret = fab_post_recv_raw(c, buf, len, desc, x, FI_COMPLETION);
-	if (ret) {
-		void *back = x;
-		(void)fab_rdm_recv_done(c, &back);
-		return ret;
-	}
-	/*
-	 * The connection's end may have walked the records between the take
-	 * above and the post: its fi_cancel() found nothing then, so cancel
-	 * the receive here (or again: a second cancel finds nothing).  Seen
-	 * unset, the end's walk comes after the post (the endpoint's own lock
-	 * orders the post before that walk's fi_cancel()).
-	 */
-	if (atomic_load_explicit(&r->rx_cancelled, memory_order_acquire)) {
-		ret = fi_cancel(&c->ep->fid, x);
-		if (ret && ret != -FI_ENOENT)
-			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
-	}
-	return 0;
-}
-
-/*
- * fab_rdm_recv_done -- a completion whose context is *ctx: when it is a
- * receive's record, free the record, put the application's context in *ctx
- * and say so
- */
-bool fab_rdm_recv_done(struct fab_conn *c, void **ctx)
-{
-	struct fab_rdm *r = c->rdm;
-	uintptr_t p = (uintptr_t)*ctx, lo = (uintptr_t)r->rx;
-	if (r->rx == NULL || p < lo || p >= lo + r->nrx * sizeof(*r->rx))
-		return false;
-	struct fab_rdm_rx *x = *ctx;
-	pthread_spin_lock(&r->rx_lock);
-	bool found = x->posted;
-	if (found) {
-		*ctx = x->ctx;
-		x->posted = false;
-		x->next_free = r->rx_free;
-		r->rx_free = x;
-	}
-	pthread_spin_unlock(&r->rx_lock);
-	return found;
 }
 
 /*
@@ -1410,16 +1287,9 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 	/* more records than the TX queue holds operations (fab_rdm_op_wrap) */
 	r->nops = (uint32_t)(2 * info->tx_attr->size + 2);
 	r->ops = calloc(r->nops, sizeof(*r->ops));
-	/* as many receive records as the endpoint takes receives */
-	r->nrx = (uint32_t)info->rx_attr->size;
-	r->rx = r->ops ? calloc(r->nrx, sizeof(*r->rx)) : NULL;
-	if (r->ops == NULL || r->rx == NULL) {
+	if (r->ops == NULL) {
 		FAB_LOG_ERROR("out of memory");
 		return RPMA_E_NOMEM;
-	}
-	for (uint32_t i = r->nrx; i-- > 0;) {
-		r->rx[i].next_free = r->rx_free;
-		r->rx_free = &r->rx[i];
 	}
 	if (c->incoming) {
 		ret = fab_rdm_set_to(c, r, r->m.peer_addr, r->m.peer_addr_len, r->m.peer_id,

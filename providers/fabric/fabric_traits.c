@@ -73,19 +73,4 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->log_prefix = "fabric: ";
 	/* reliable datagrams: the server answers PENDING while its application decides */
 	traits->accept_waits_for_app = rdm;
-	/*
-	 * sockets' message endpoints cancel no posted receive at their
-	 * shutdown, and a receive's context there is the application's own
-	 * (rpma_fabric(7), NOTES); reliable datagrams cancel theirs
-	 */
-	traits->recvs_flushed_at_end = rdm || strcmp(fp, "sockets") != 0;
-	/*
-	 * libfabric's tcp (1.17) flushes a message endpoint's receives when it
-	 * notices the peer's disconnect, then takes new ones and never flushes
-	 * them: a receive posted before the end reaches this library stays
-	 * posted (rpma_fabric(7), NOTES); reliable datagrams cancel every
-	 * receive of theirs, libfabric's verbs flushes a post to a queue pair
-	 * in the error state
-	 */
-	traits->recvs_posted_at_end_flushed = rdm || rdma_cm;
 }

@@ -27,7 +27,4 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	traits->log_prefix = "verbs: ";
 	/* rdma_cm's passive side answers a request the application holds with an MRA */
 	traits->accept_waits_for_app = true;
-	/* the queue pair in the error state flushes them, and every later post */
-	traits->recvs_flushed_at_end = true;
-	traits->recvs_posted_at_end_flushed = true;
 }

@@ -483,6 +483,43 @@ Test(conn_event, NULL_arguments)
 	cr_assert_eq(rpma_conn_delete(&conn), 0);
 }
 
+/* once the end was reported, a receive is refused before the provider sees it */
+Test(conn_event, recv_refused_after_the_end)
+{
+	const enum rpma_conn_event ends[] = {RPMA_CONN_CLOSED, RPMA_CONN_LOST, RPMA_CONN_REJECTED,
+					     RPMA_CONN_UNREACHABLE};
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		struct rpma_conn *conn = unit_conn(peer, NULL);
+		int before = fake_call_count(FAKE_OP_RECV);
+		cr_assert_eq(rpma_recv(conn, NULL, 0, 0, (void *)0x1), 0);
+		fake_push_conn_event(RPMA_CONN_ESTABLISHED, NULL, 0);
+		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+		cr_assert_eq(rpma_conn_next_event(conn, &ev), 0);
+		cr_assert_eq(rpma_recv(conn, NULL, 0, 0, (void *)0x2), 0);
+		cr_assert_eq(fake_call_count(FAKE_OP_RECV), before + 2);
+		fake_push_conn_event(ends[i], NULL, 0);
+		cr_assert_eq(rpma_conn_next_event(conn, &ev), 0);
+		cr_assert_eq(ev, ends[i]);
+		cr_assert_eq(rpma_recv(conn, NULL, 0, 0, (void *)0x3), RPMA_E_PROVIDER);
+		cr_assert_eq(fake_call_count(FAKE_OP_RECV), before + 2, "the provider saw it");
+		cr_assert_eq(rpma_conn_delete(&conn), 0);
+	}
+}
+
+/* ... and so it is once the application disconnected, unless the disconnect failed */
+Test(conn_event, recv_refused_after_disconnect)
+{
+	struct rpma_conn *conn = unit_conn(peer, NULL);
+	int before = fake_call_count(FAKE_OP_RECV);
+	fake_fail_next(FAKE_OP_CONN_DISCONNECT, RPMA_E_PROVIDER);
+	cr_assert_eq(rpma_conn_disconnect(conn), RPMA_E_PROVIDER);
+	cr_assert_eq(rpma_recv(conn, NULL, 0, 0, (void *)0x1), 0);
+	cr_assert_eq(rpma_conn_disconnect(conn), 0);
+	cr_assert_eq(rpma_recv(conn, NULL, 0, 0, (void *)0x2), RPMA_E_PROVIDER);
+	cr_assert_eq(fake_call_count(FAKE_OP_RECV), before + 1, "the provider saw it");
+	cr_assert_eq(rpma_conn_delete(&conn), 0);
+}
+
 Test(conn_event, every_event_passes_through)
 {
 	const enum rpma_conn_event events[] = {RPMA_CONN_ESTABLISHED, RPMA_CONN_CLOSED,
