@@ -946,7 +946,9 @@ static void fab_cqg_error(struct fi_cq_err_entry *err)
 	struct fab_conn *c = fab_op_end(err->op_context, &err->op_context, &to, &report);
 	if (c == NULL)
 		return;
-	uint32_t used = (err->flags & FI_RECV) ? fab_rx_error(c, to, err) : fab_tx_error(c, err);
+	/* a receive's record tells even without FI_RECV */
+	bool rx = (err->flags & FI_RECV) || fab_recvs_owns(c, err->op_context);
+	uint32_t used = rx ? fab_rx_error(c, to, err) : fab_tx_error(c, err);
 	fab_cq_unreserve(to, 1 - used);
 }
 
