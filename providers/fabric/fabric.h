@@ -648,8 +648,7 @@ struct fab_recvs {
 	 * completion); a mutex costs about 110 instructions per receive more
 	 * (callgrind, send-recv over shm)
 	 */
-	pthread_spinlock_t lock;
-	bool lock_made;
+	pthread_spinlock_t lock;  /* made with rec */
 	struct fab_recv_rec *rec; /* n records (posted: the ones not on the free list) */
 	uint32_t n;
 	struct fab_recv_rec *free;
@@ -1027,8 +1026,6 @@ static inline bool fab_recvs_done(struct fab_conn *c, void **ctx)
 		return false;
 	return fab_recvs_done_slow(c, ctx);
 }
-int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx,
-		      uint64_t ff);
 
 void fab_conn_end(struct fab_conn *c, enum rpma_conn_event event);
 void fab_conn_established(struct fab_conn *c, const void *pdata, size_t len);

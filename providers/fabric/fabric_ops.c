@@ -539,9 +539,10 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 
 /*
  * fab_post_recv_raw -- post one receive buffer on the connection's endpoint
- * with ctx as it is (no record of a CQ group: the callers wrap)
+ * with ctx as it is (fab_post_recv made the records)
  */
-int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx, uint64_t ff)
+static int fab_post_recv_raw(struct fab_conn *c, void *buf, size_t len, void *desc, void *ctx,
+			     uint64_t ff)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_msg msg = {

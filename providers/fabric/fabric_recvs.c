@@ -35,7 +35,6 @@ int fab_recvs_init(struct fab_conn *c, size_t n)
 		FAB_LOG_ERROR("pthread_spin_init() failed");
 		return RPMA_E_NOMEM;
 	}
-	r->lock_made = true;
 	r->n = (uint32_t)n;
 	for (uint32_t i = r->n; i-- > 0;) {
 		r->rec[i].next_free = r->free;
@@ -49,9 +48,9 @@ int fab_recvs_init(struct fab_conn *c, size_t n)
 void fab_recvs_fini(struct fab_conn *c)
 {
 	struct fab_recvs *r = &c->recvs;
-	if (r->lock_made)
-		pthread_spin_destroy(&r->lock);
-	r->lock_made = false;
+	if (r->rec == NULL)
+		return;
+	pthread_spin_destroy(&r->lock);
 	free(r->rec);
 	r->rec = NULL;
 	r->free = NULL;
@@ -66,20 +65,20 @@ struct fab_recv_rec *fab_recvs_take(struct fab_conn *c, void *ctx)
 {
 	struct fab_recvs *r = &c->recvs;
 	if (r->rec == NULL) {
-		RPMA_LOG_ERROR("fabric: qp %u: the connection takes no receive", c->qp_num);
+		FAB_LOG_ERROR("qp %u: the connection takes no receive", c->qp_num);
 		return NULL;
 	}
 	pthread_spin_lock(&r->lock);
 	if (atomic_load_explicit(&r->cancelled, memory_order_relaxed) || fab_conn_ended(c)) {
 		pthread_spin_unlock(&r->lock);
-		RPMA_LOG_ERROR("fabric: qp %u: the connection has ended", c->qp_num);
+		FAB_LOG_ERROR("qp %u: the connection has ended", c->qp_num);
 		return NULL;
 	}
 	struct fab_recv_rec *x = r->free;
 	if (x == NULL) {
 		pthread_spin_unlock(&r->lock);
-		RPMA_LOG_ERROR("fabric: qp %u: the receive queue is full (%u receives posted)",
-			       c->qp_num, r->n);
+		FAB_LOG_ERROR("qp %u: the receive queue is full (%u receives posted)", c->qp_num,
+			      r->n);
 		return NULL;
 	}
 	/* before the post: its completion may come at once */
@@ -89,6 +88,19 @@ struct fab_recv_rec *fab_recvs_take(struct fab_conn *c, void *ctx)
 	x->posted = true;
 	pthread_spin_unlock(&r->lock);
 	return x;
+}
+
+/*
+ * fab_recvs_cancel_one -- cancel the receive libfabric knows as ctx (one that
+ * completed meanwhile is not found: -FI_ENOENT, or 0 where the provider does
+ * not say); -FI_ENOSYS where the provider cancels nothing
+ */
+static int fab_recvs_cancel_one(struct fab_conn *c, void *ctx)
+{
+	int ret = (int)fi_cancel(&c->ep->fid, ctx);
+	if (ret && ret != -FI_ENOENT && ret != -FI_ENOSYS)
+		FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
+	return ret;
 }
 
 /* fab_recvs_put -- a record whose receive was not posted goes back */
@@ -106,9 +118,7 @@ void fab_recvs_posted(struct fab_conn *c, struct fab_recv_rec *x)
 {
 	if (!atomic_load_explicit(&c->recvs.cancelled, memory_order_acquire))
 		return;
-	int ret = fi_cancel(&c->ep->fid, atomic_load_explicit(&x->posted_as, memory_order_relaxed));
-	if (ret && ret != -FI_ENOENT && ret != -FI_ENOSYS)
-		FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
+	(void)fab_recvs_cancel_one(c, atomic_load_explicit(&x->posted_as, memory_order_relaxed));
 }
 
 /* fab_recvs_done_slow -- fab_recvs_done of a record of the connection */
@@ -131,8 +141,7 @@ bool fab_recvs_done_slow(struct fab_conn *c, void **ctx)
 /*
  * fab_recvs_cancel -- the connection's final event was reported: cancel
  * the receives still posted (libfabric completes them with FI_ECANCELED),
- * take no new one.  A record completing meanwhile makes its fi_cancel()
- * find nothing (-FI_ENOENT, or 0 where the provider does not say).
+ * take no new one (fab_recvs_cancel_one says what a cancel may find).
  * Where the provider cannot cancel (-FI_ENOSYS: libfabric's verbs, whose
  * queue pair in the error state flushes its receives itself) the walk stops.
  */
@@ -153,13 +162,10 @@ void fab_recvs_cancel(struct fab_conn *c)
 		if (!posted)
 			continue;
 		n++;
-		int ret = fi_cancel(&c->ep->fid, as);
-		if (ret == -FI_ENOSYS) {
+		if (fab_recvs_cancel_one(c, as) == -FI_ENOSYS) {
 			FAB_LOG_DEBUG("qp %u: the provider cancels no receive", c->qp_num);
 			return;
 		}
-		if (ret && ret != -FI_ENOENT)
-			FAB_LOG_INFO("qp %u: fi_cancel(receive): %s", c->qp_num, fi_strerror(-ret));
 	}
 	if (n)
 		FAB_LOG_INFO("qp %u: %u receives cancelled at the end", c->qp_num, n);
