@@ -676,6 +676,8 @@ struct fab_conn {
 	uint64_t tx_tag, rx_tag;
 	/* over RDM without a wait fd: the RMA counter the thread watches (fab_source.activity) */
 	struct fid_cntr *rma_cntr;
+	/* over RDM: the peer's data came since the timer last looked (fab_rdm_data_heard) */
+	_Atomic bool rdm_heard;
 	/* posts take the slow path: grouped (grp) or over reliable datagrams (rdm) */
 	bool wrap;
 	struct fid_cq *txcq, *rxcq;

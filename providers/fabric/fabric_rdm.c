@@ -133,7 +133,8 @@ struct fab_rdm {
 	bool lst_known;	    /* lst_addr is in the AV */
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
-	bool lst_gone; /* client: a listener of this process that was closed (see below) */
+	bool lst_gone;	    /* client: a listener of this process that was closed (see below) */
+	uint64_t rma_heard; /* the RMA counter's value the timer last saw (fab_rdm_data_heard) */
 	/* server: the listener's list (under the peer's rdm_lock) */
 	struct fab_rdm_lst *lst;
 	fi_addr_t lst_peer; /* the client's address in the listener's AV */
@@ -932,6 +933,9 @@ int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode
 	*ctx = op->op_context;
 	*opcode = op->opcode;
 	bool report = op->report || !success;
+	/* the peer took it: as good as a keep-alive (fab_rdm_data_heard) */
+	if (success)
+		atomic_store_explicit(&c->rdm_heard, true, memory_order_relaxed);
 	int was = atomic_exchange_explicit(&op->st, FAB_OP_FREE, memory_order_acq_rel);
 	if (atomic_load_explicit(&op->atomic, memory_order_relaxed) && was != FAB_OP_FREE)
 		atomic_fetch_sub_explicit(&r->atomics_out, 1, memory_order_release);
@@ -1171,12 +1175,35 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 	return true;
 }
 
+/*
+ * fab_rdm_data_heard -- did the peer's data come since the last look (record
+ * lock held)?  An operation of ours it completed, a message of its that a
+ * receive took, or an RMA operation of its against this side (the
+ * endpoint's RMA counter, where one is bound) proves the peer alive as a
+ * keep-alive does.  A busy connection needs it: over shm the writes of a
+ * connection took every free slot of the target's command queue, its
+ * keep-alives were refused (-FI_EAGAIN) for as long as the writes went on,
+ * and the target, hearing nothing, reported LOST after its timeout.
+ */
+static bool fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
+{
+	bool heard = atomic_exchange_explicit(&c->rdm_heard, false, memory_order_relaxed);
+	if (c->rma_cntr) {
+		uint64_t v = fi_cntr_read(c->rma_cntr);
+		heard |= v != r->rma_heard;
+		r->rma_heard = v;
+	}
+	return heard;
+}
+
 /* fab_rdm_conn_timer -- the connection's deadline passed: the machine's tick, queued sends */
 void fab_rdm_conn_timer(struct fab_conn *c)
 {
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_out o = {0};
 	pthread_mutex_lock(&r->lock);
+	if (fab_rdm_data_heard(c, r))
+		fab_rdm_conn_heard(&r->m, fab_ms());
 	bool silent = r->m.state == FAB_RDM_ST_ESTABLISHED &&
 		      fab_ms() - r->m.last_heard >= r->m.cfg.timeout_ms;
 	if (silent) {
