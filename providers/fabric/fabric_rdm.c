@@ -669,6 +669,16 @@ static void fab_port_send(struct fab_rdm_port *pt, fi_addr_t to, const uint8_t *
 			  size_t to_len, const struct fab_rdm_msg *m)
 {
 	pthread_mutex_lock(&pt->lock);
+	/*
+	 * a keep-alive behind a message still waiting for room says nothing
+	 * that one does not (a connection's port sends to its peer only): the
+	 * slots stay free for a DISC
+	 */
+	if (m->type == FAB_RDM_KEEPALIVE && atomic_load(&pt->queued) > 0) {
+		pthread_mutex_unlock(&pt->lock);
+		FAB_LOG_DEBUG("control KEEPALIVE not queued: a message waits for room");
+		return;
+	}
 	struct fab_rdm_tx *t = NULL;
 	for (int i = 0; i < FAB_RDM_TXS; i++) {
 		if (atomic_load(&pt->tx[i].st) == FAB_TX_FREE) {
