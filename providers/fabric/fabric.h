@@ -1071,6 +1071,26 @@ void fab_rdm_ended(struct fab_conn *c);
  */
 #define FAB_RDM_APP_TAG 0x6170ULL /* "ap" */
 
+/*
+ * fab_entry_tags_fit -- may the connection protocol use fi's tags (a
+ * reliable-datagram entry: FAB_RDM_TAG_BITS)?  Logs the refusal.
+ */
+static inline bool fab_entry_tags_fit(const struct fi_info *fi)
+{
+	if (fi->ep_attr->type != FI_EP_RDM)
+		return true;
+	int bits = fab_rdm_tag_bits(fi->ep_attr->mem_tag_format);
+	if (bits >= FAB_RDM_TAG_BITS)
+		return true;
+	FAB_LOG_INFO("an entry of %s (domain %s) with tags of %d bits left out: "
+		     "the connection protocol needs %d",
+		     fi->fabric_attr->prov_name, fi->domain_attr->name, bits, FAB_RDM_TAG_BITS);
+	return false;
+}
+
+_Static_assert((FAB_RDM_APP_TAG << 48) >> FAB_RDM_TAG_BITS == 0,
+	       "application tags need more bits than FAB_RDM_TAG_BITS");
+
 static inline uint64_t fab_rdm_app_tag(uint32_t id, uint32_t gen)
 {
 	return FAB_RDM_APP_TAG << 48 | (uint64_t)gen << 16 | (id & 0xffffU);

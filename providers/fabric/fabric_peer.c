@@ -78,7 +78,9 @@ static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 		FAB_LOG_FI(ret, "fi_getinfo()");
 		return RPMA_E_PROVIDER;
 	}
-	for (fi = list; fi && fi->ep_attr->type != (enum fi_ep_type)d->ep_type; fi = fi->next)
+	for (fi = list;
+	     fi && (fi->ep_attr->type != (enum fi_ep_type)d->ep_type || !fab_entry_tags_fit(fi));
+	     fi = fi->next)
 		;
 	if (fi == NULL) {
 		fi_freeinfo(list);

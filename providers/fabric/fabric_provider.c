@@ -98,7 +98,7 @@ static struct fi_info *fab_pick(struct fi_info *list, enum fi_ep_type type)
 {
 	struct fi_info *best = NULL;
 	for (struct fi_info *fi = list; fi != NULL; fi = fi->next) {
-		if (fi->ep_attr->type != type)
+		if (fi->ep_attr->type != type || !fab_entry_tags_fit(fi))
 			continue;
 		if (best == NULL || fab_rank(fi) < fab_rank(best))
 			best = fi;

@@ -49,6 +49,8 @@
 #define FAB_RDM_CTL_TAG 0x72706d615f63746cULL /* "rpma_ctl" */
 /* no application's tag (fab_rdm_app_tag) is ever the control protocol's */
 _Static_assert((FAB_RDM_CTL_TAG >> 48) != FAB_RDM_APP_TAG, "control and application tags meet");
+_Static_assert((FAB_RDM_CTL_TAG >> FAB_RDM_TAG_BITS) == 0,
+	       "the control tag needs more bits than FAB_RDM_TAG_BITS");
 /* control sends a port may have out at once */
 #define FAB_RDM_TXS 8
 /* the connection ids of a peer (slot 0 is never used) */

@@ -56,6 +56,22 @@
 #define FAB_RDM_ADDR_MAX  128 /* sockaddr_in6 is 28, an shm name is below 64 */
 #define FAB_RDM_MSG_MAX	  (FAB_RDM_HDR_SIZE + FAB_RDM_ADDR_MAX + FAB_RDM_PDATA_MAX)
 
+/*
+ * FAB_RDM_TAG_BITS -- the tags of the protocol (the control tag, fabric_rdm.c,
+ * and the application's, fab_rdm_app_tag) use bits 0 to 62.  A provider that
+ * reserves upper tag bits says so with leading zero bits of its entry's
+ * ep_attr->mem_tag_format (0 is FI_TAG_BITS: all 64): rxm keeps 63 in one
+ * of its entries, psm3 60 where it carries CQ data (libfabric 2.1's
+ * sources).  An entry with fewer than FAB_RDM_TAG_BITS is not used: its
+ * provider would drop or mangle the upper bits and match the wrong receive.
+ */
+#define FAB_RDM_TAG_BITS 63
+
+static inline int fab_rdm_tag_bits(uint64_t mem_tag_format)
+{
+	return mem_tag_format == 0 ? 64 : 64 - __builtin_clzll(mem_tag_format);
+}
+
 enum fab_rdm_type {
 	FAB_RDM_REQ = 1,   /* client: connect, with its address and private data */
 	FAB_RDM_ACCEPT,	   /* server: accepted, with its private data */

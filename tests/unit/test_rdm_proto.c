@@ -958,3 +958,15 @@ Test(rdm_conn, invalid_calls)
 	memset(&c, 0, sizeof(c));
 	cr_assert_eq(fab_rdm_conn_disconnect(&c, 0, &o), RPMA_E_INVAL);
 }
+
+/* the tag bits an entry keeps, read from its mem_tag_format (libfabric 2.1's values) */
+Test(rdm_tags, bits_of_a_format)
+{
+	cr_assert_eq(fab_rdm_tag_bits(0), 64);			   /* FI_TAG_BITS: all of them */
+	cr_assert_eq(fab_rdm_tag_bits(0xAAAAAAAAAAAAAAAAULL), 64); /* FI_TAG_GENERIC: shm, tcp */
+	cr_assert_eq(fab_rdm_tag_bits(0xAAAAAAAAAAAAAAAAULL >> 1), 63); /* one of rxm's entries */
+	cr_assert_eq(fab_rdm_tag_bits(0xAAAAAAAAAAAAAAAAULL >> 4), 60); /* psm3 with CQ data */
+	cr_assert_eq(fab_rdm_tag_bits(1), 1);
+	cr_assert(fab_rdm_tag_bits(0xAAAAAAAAAAAAAAAAULL >> 1) >= FAB_RDM_TAG_BITS);
+	cr_assert(fab_rdm_tag_bits(0xAAAAAAAAAAAAAAAAULL >> 2) < FAB_RDM_TAG_BITS);
+}
