@@ -604,14 +604,15 @@ PROVIDER_TEST(data, delete_with_writes_in_flight)
 }
 
 /*
- * a connection busy with writes stays up: a client writes 64 B one at a time
- * for four of the server's timeouts (500 ms) toward a server that never
- * touches its CQ and has the smallest receive queue; the server must not
- * report the connection lost (over shm the client's keep-alives found no
- * room in the server's command queue while the writes took every free
- * slot, and the server, hearing nothing, reported LOST after its timeout)
+ * busy_stream -- a connection busy with one-sided operations stays up: a
+ * client writes (or reads) 64 B one at a time for four of the server's
+ * timeouts (500 ms) toward a server that never touches its CQ and has the
+ * smallest receive queue; the server must not report the connection lost
+ * (over shm the client's keep-alives found no room in the server's command
+ * queue while the writes took every free slot, and the server, hearing
+ * nothing, reported LOST after its timeout)
  */
-PROVIDER_TEST(data, busy_stream_stays_up)
+static void busy_stream(const char *prov, bool reads)
 {
 	enum { SERVER_TIMEOUT_MS = 500, STREAM_MS = 4 * SERVER_TIMEOUT_MS };
 	struct rpma_conn_cfg *scfg = NULL;
@@ -624,16 +625,21 @@ PROVIDER_TEST(data, busy_stream_stays_up)
 	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
 	int sfd = -1;
 	cr_assert_eq(rpma_conn_get_event_fd(d.p.sconn, &sfd), 0);
+	const char *what = reads ? "read" : "write";
 	long long end = itest_now_ms() + STREAM_MS;
 	long n = 0;
 	struct ibv_wc wc;
 	while (itest_now_ms() < end) {
-		cr_assert_eq(rpma_write(d.p.cconn, d.rmr, (size_t)(n % 1024) * 64, d.creg.mr, 0, 64,
-					RPMA_F_COMPLETION_ALWAYS, (void *)(uintptr_t)(n + 1)),
-			     0, "write %ld", n);
-		cr_assert_eq(itest_wc_busy(cq, &wc, ITEST_WAIT_MS), 0, "write %ld: no completion",
-			     n);
-		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "write %ld: %s", n,
+		size_t off = (size_t)(n % 1024) * 64;
+		void *ctx = (void *)(uintptr_t)(n + 1);
+		int ret = reads ? rpma_read(d.p.cconn, d.creg.mr, off, d.rmr, off, 64,
+					    RPMA_F_COMPLETION_ALWAYS, ctx)
+				: rpma_write(d.p.cconn, d.rmr, off, d.creg.mr, off, 64,
+					     RPMA_F_COMPLETION_ALWAYS, ctx);
+		cr_assert_eq(ret, 0, "%s %ld: %s", what, n, rpma_err_2str(ret));
+		cr_assert_eq(itest_wc_busy(cq, &wc, ITEST_WAIT_MS), 0, "%s %ld: no completion",
+			     what, n);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s %ld: %s", what, n,
 			     ibv_wc_status_str(wc.status));
 		n++;
 		if ((n & 63) == 0 && itest_fd_ready(sfd, 0))
@@ -641,10 +647,20 @@ PROVIDER_TEST(data, busy_stream_stays_up)
 	}
 	bool event = itest_fd_ready(sfd, 0);
 	enum rpma_conn_event ev = event ? itest_next_event(d.p.sconn) : RPMA_CONN_UNDEFINED;
-	cr_log_info("%s: %ld writes in %d ms, the server's event: %s", prov, n, STREAM_MS,
+	cr_log_info("%s: %ld %ss in %d ms, the server's event: %s", prov, n, what, STREAM_MS,
 		    event ? rpma_utils_conn_event_2str(ev) : "none");
-	cr_assert(!event, "the server reported \"%s\" after %ld writes of a busy connection",
-		  rpma_utils_conn_event_2str(ev), n);
+	cr_assert(!event, "the server reported \"%s\" after %ld %ss of a busy connection",
+		  rpma_utils_conn_event_2str(ev), n, what);
 	itest_dpair_close(&d);
 	cr_assert_eq(rpma_conn_cfg_delete(&scfg), 0);
+}
+
+PROVIDER_TEST(data, busy_stream_stays_up)
+{
+	busy_stream(prov, false);
+}
+
+PROVIDER_TEST(data, busy_read_stream_stays_up)
+{
+	busy_stream(prov, true);
 }
