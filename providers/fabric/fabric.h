@@ -1072,6 +1072,17 @@ void fab_rdm_ended(struct fab_conn *c);
 #define FAB_RDM_APP_TAG 0x6170ULL /* "ap" */
 
 /*
+ * fab_rdm_heard_data -- a reliable-datagram connection's peer completed an
+ * operation of ours or sent a message a receive took: it is alive, as a
+ * keep-alive would say (fab_rdm_data_heard, fabric_rdm.c, reads it); a
+ * plain store, cheap on the data path
+ */
+static inline void fab_rdm_heard_data(struct fab_conn *c)
+{
+	atomic_store_explicit(&c->rdm_heard, true, memory_order_relaxed);
+}
+
+/*
  * fab_entry_tags_fit -- may the connection protocol use fi's tags (a
  * reliable-datagram entry: FAB_RDM_TAG_BITS)?  Logs the refusal.
  */

@@ -518,9 +518,8 @@ static uint32_t fab_rx_entry(struct fab_conn *c, struct fab_cq *to, struct fi_cq
 		b->data = e->data;
 		b->err = 0;
 		b->prov_errno = 0;
-		/* over reliable datagrams the peer's message proves it alive (fab_rdm_data_heard) */
 		if (c->rdm)
-			atomic_store_explicit(&c->rdm_heard, true, memory_order_relaxed);
+			fab_rdm_heard_data(c); /* the peer's message */
 		return fab_srq_arrived(c, b) ? 1 : 0;
 	}
 	(void)fab_recvs_done(c, &e->op_context);

@@ -945,9 +945,8 @@ int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode
 	*ctx = op->op_context;
 	*opcode = op->opcode;
 	bool report = op->report || !success;
-	/* the peer took it: as good as a keep-alive (fab_rdm_data_heard) */
 	if (success)
-		atomic_store_explicit(&c->rdm_heard, true, memory_order_relaxed);
+		fab_rdm_heard_data(c); /* the peer took it */
 	int was = atomic_exchange_explicit(&op->st, FAB_OP_FREE, memory_order_acq_rel);
 	if (atomic_load_explicit(&op->atomic, memory_order_relaxed) && was != FAB_OP_FREE)
 		atomic_fetch_sub_explicit(&r->atomics_out, 1, memory_order_release);
@@ -1188,16 +1187,17 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 }
 
 /*
- * fab_rdm_data_heard -- did the peer's data come since the last look (record
- * lock held)?  An operation of ours it completed, a message of its that a
- * receive took, or an RMA operation of its against this side (the
- * endpoint's RMA counter, where one is bound) proves the peer alive as a
- * keep-alive does.  A busy connection needs it: over shm the writes of a
- * connection took every free slot of the target's command queue, its
- * keep-alives were refused (-FI_EAGAIN) for as long as the writes went on,
+ * fab_rdm_data_heard -- the peer's data since the last look counts as
+ * hearing from it (record lock held): an operation of ours it completed
+ * or a message of its that a receive took (fab_rdm_heard_data), or an RMA
+ * operation of its against this side (the endpoint's RMA counter, where
+ * one is bound).  A busy connection needs it: over shm a client's stream
+ * of writes kept the target's command queue full (by libfabric 1.17's
+ * source: a message and a write wait for the same free slot), its
+ * keep-alives were refused (-FI_EAGAIN) for as long as the stream went on,
  * and the target, hearing nothing, reported LOST after its timeout.
  */
-static bool fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
+static void fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
 {
 	bool heard = atomic_exchange_explicit(&c->rdm_heard, false, memory_order_relaxed);
 	if (c->rma_cntr) {
@@ -1205,7 +1205,8 @@ static bool fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
 		heard |= v != r->rma_heard;
 		r->rma_heard = v;
 	}
-	return heard;
+	if (heard)
+		fab_rdm_conn_heard(&r->m, fab_ms());
 }
 
 /* fab_rdm_conn_timer -- the connection's deadline passed: the machine's tick, queued sends */
@@ -1214,8 +1215,7 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_out o = {0};
 	pthread_mutex_lock(&r->lock);
-	if (fab_rdm_data_heard(c, r))
-		fab_rdm_conn_heard(&r->m, fab_ms());
+	fab_rdm_data_heard(c, r);
 	bool silent = r->m.state == FAB_RDM_ST_ESTABLISHED &&
 		      fab_ms() - r->m.last_heard >= r->m.cfg.timeout_ms;
 	if (silent) {
@@ -1231,6 +1231,7 @@ void fab_rdm_conn_timer(struct fab_conn *c)
 		if (c->rxcq)
 			fab_source_drain(&c->rx_src);
 		pthread_mutex_lock(&r->lock);
+		fab_rdm_data_heard(c, r); /* what the drains found */
 	}
 	(void)fab_port_flush(&r->port);
 	fab_rdm_conn_tick(&r->m, fab_ms(), &o);

@@ -135,9 +135,8 @@ bool fab_recvs_done_slow(struct fab_conn *c, void **ctx)
 		r->free = x;
 	}
 	pthread_spin_unlock(&r->lock);
-	/* over reliable datagrams the peer's message proves it alive (fab_rdm_data_heard) */
 	if (found && c->rdm)
-		atomic_store_explicit(&c->rdm_heard, true, memory_order_relaxed);
+		fab_rdm_heard_data(c); /* the peer's message */
 	return found;
 }
 
