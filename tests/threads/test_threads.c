@@ -1159,9 +1159,11 @@ static void *re_receiver(void *arg)
 }
 
 /*
- * re_sender -- send 8-byte messages, never more than the client has
- * receives posted for, until a send fails or, the connection ended, every
- * send completed
+ * re_sender -- send 8-byte messages, leaving at least RE_RQ / 2 of the
+ * client's posted receives without one (so that every end finds receives to
+ * flush: a send completes before its message is taken, and a sender that
+ * ran ahead of a slow receiver left none once, in a distcheck run), until a
+ * send fails or, the connection ended, every send completed
  */
 static void *re_sender(void *arg)
 {
@@ -1171,7 +1173,7 @@ static void *re_sender(void *arg)
 	long long until = tt_now_ms() + TT_WAIT_MS;
 	while (!failed && !atomic_load(&tt_stop) && !(atomic_load(&s->ended) && sent == done)) {
 		TT_CHECK(tt_now_ms() < until, NULL, "sender: %u of %u sends completed", done, sent);
-		if (sent < atomic_load(&s->posted) && sent - done < RE_RQ / 2) {
+		if (sent + RE_RQ / 2 < atomic_load(&s->posted) && sent - done < RE_RQ / 2) {
 			if (rpma_send(s->d->p.sconn, s->d->sreg.mr, 0, 8, RPMA_F_COMPLETION_ALWAYS,
 				      NULL) != 0)
 				break;
