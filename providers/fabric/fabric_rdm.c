@@ -902,6 +902,8 @@ int fab_rdm_op_check(struct fab_conn *c)
  */
 static __attribute__((noinline)) void fab_rdm_ctl_first(struct fab_conn *c, struct fab_rdm *r)
 {
+	if (!r->port_made)
+		return;
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (fab_port_flush(&r->port) > 0 && !fab_conn_ended(c) &&
 	       fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS))
