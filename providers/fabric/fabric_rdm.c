@@ -135,7 +135,8 @@ struct fab_rdm {
 	bool lst_known;	    /* lst_addr is in the AV */
 	uint8_t lst_name[FAB_RDM_ADDR_MAX];
 	size_t lst_len;
-	bool lst_gone; /* client: a listener of this process that was closed (see below) */
+	bool lst_gone;	    /* client: a listener of this process that was closed (see below) */
+	uint64_t rma_heard; /* the RMA counter's value the timer last saw (fab_rdm_data_heard) */
 	/* server: the listener's list (under the peer's rdm_lock) */
 	struct fab_rdm_lst *lst;
 	fi_addr_t lst_peer; /* the client's address in the listener's AV */
@@ -890,24 +891,21 @@ int fab_rdm_op_check(struct fab_conn *c)
 
 /*
  * fab_rdm_ctl_first -- a control message of the connection (a keep-alive, a
- * DISC) waits for room at the peer: the operation about to be posted waits
- * until it went, driving progress, so that a stream of operations cannot
- * take every slot that frees up.  Over shm a message and a write wait for
- * the same slot of the target's command queue (by libfabric 1.17's
- * source); a client writing 64 B one at a time had its keep-alives refused
- * for as long as it wrote, and its passive target, hearing nothing,
- * reported LOST (data::busy_stream_stays_up).  Bounded by FAB_RDM_WAIT_NS
- * and by the connection's end; the operation is posted afterwards either
- * way.
+ * DISC) waits for room at the peer: it is posted again before the operation
+ * about to be posted, so that it gets the first slot that came free.  Over
+ * shm a message and a write wait for the same slot of the target's command
+ * queue (by libfabric 1.17's source), and a client writing 64 B one at a
+ * time had its keep-alives refused for as long as it wrote, retried by its
+ * timer while its writes took every slot (data::busy_stream_stays_up).  The
+ * operation does not wait for it: on libfabric 2.1's shm, under load, a
+ * keep-alive stayed refused while writes went through, and an operation
+ * held back for it left the target hearing nothing at all (LOST after
+ * 3072 writes in 2 s, with the RMA counter's evidence taken out).
  */
-static __attribute__((noinline)) void fab_rdm_ctl_first(struct fab_conn *c, struct fab_rdm *r)
+static __attribute__((noinline)) void fab_rdm_ctl_first(struct fab_rdm *r)
 {
-	if (!r->port_made)
-		return;
-	struct fab_conn_wait w = FAB_WAIT_INIT;
-	while (fab_port_flush(&r->port) > 0 && !fab_conn_ended(c) &&
-	       fab_conn_wait_round(c, &w, FAB_RDM_WAIT_NS))
-		;
+	if (r->port_made)
+		(void)fab_port_flush(&r->port);
 }
 
 /*
@@ -919,7 +917,7 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 {
 	struct fab_rdm *r = c->rdm;
 	if (__builtin_expect(atomic_load_explicit(&r->port.queued, memory_order_relaxed) > 0, 0))
-		fab_rdm_ctl_first(c, r);
+		fab_rdm_ctl_first(r);
 	struct fab_rdm_op *op = &r->ops[r->op_next];
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
@@ -1212,16 +1210,26 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 /*
  * fab_rdm_data_heard -- the peer's data since the last look counts as
  * hearing from it (record lock held): an operation of ours it completed
- * or a message of its that a receive took (fab_rdm_heard_data).  Both are
- * the connection's own, whatever endpoint carries it.  An RMA operation of
- * the peer against this side is not counted: an endpoint's RMA counter
- * cannot tell whose it was once a peer's connections share the endpoint.
- * A passive target hears a busy writer through its keep-alives instead,
- * which go before the writer's next operation (fab_rdm_ctl_first).
+ * or a message of its that a receive took (fab_rdm_heard_data), or an RMA
+ * operation of its against this side (the endpoint's RMA counter, where
+ * one is bound).  A busy connection needs it: over shm a client's stream
+ * of writes kept the target's command queue full, its keep-alives were
+ * refused (-FI_EAGAIN) for as long as the stream went on, and the target,
+ * hearing nothing, reported LOST after its timeout.  The keep-alives now
+ * go first where they can (fab_rdm_ctl_first), which was enough on
+ * libfabric 1.17 but not on 2.1 under load: the counter stays, and an
+ * endpoint shared by a peer's connections, whose counter cannot tell whose
+ * writes moved it, will need another way (HACKING.md).
  */
 static void fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
 {
-	if (atomic_exchange_explicit(&c->rdm_heard, false, memory_order_relaxed))
+	bool heard = atomic_exchange_explicit(&c->rdm_heard, false, memory_order_relaxed);
+	if (c->rma_cntr) {
+		uint64_t v = fi_cntr_read(c->rma_cntr);
+		heard |= v != r->rma_heard;
+		r->rma_heard = v;
+	}
+	if (heard)
 		fab_rdm_conn_heard(&r->m, fab_ms());
 }
 
