@@ -1216,10 +1216,11 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
  * of writes kept the target's command queue full, its keep-alives were
  * refused (-FI_EAGAIN) for as long as the stream went on, and the target,
  * hearing nothing, reported LOST after its timeout.  The keep-alives now
- * go first where they can (fab_rdm_ctl_first), which was enough on
- * libfabric 1.17 but not on 2.1 under load: the counter stays, and an
- * endpoint shared by a peer's connections, whose counter cannot tell whose
- * writes moved it, will need another way (HACKING.md).
+ * go first where they can (fab_rdm_ctl_first): without the counter that
+ * was enough on libfabric 1.17; on 2.1 only a variant that held operations
+ * back was tried without it, and failed under load.  So the counter stays,
+ * and an endpoint shared by a peer's connections, whose counter cannot
+ * tell whose writes moved it, will need another way (HACKING.md).
  */
 static void fab_rdm_data_heard(struct fab_conn *c, struct fab_rdm *r)
 {
