@@ -890,25 +890,6 @@ int fab_rdm_op_check(struct fab_conn *c)
 }
 
 /*
- * fab_rdm_ctl_first -- a control message of the connection (a keep-alive, a
- * DISC) waits for room at the peer: it is posted again before the operation
- * about to be posted, so that it gets the first slot that came free.  Over
- * shm a message and a write wait for the same slot of the target's command
- * queue (by libfabric 1.17's source), and a client writing 64 B one at a
- * time had its keep-alives refused for as long as it wrote, retried by its
- * timer while its writes took every slot (data::busy_stream_stays_up).  The
- * operation does not wait for it: on libfabric 2.1's shm, under load, a
- * keep-alive stayed refused while writes went through, and an operation
- * held back for it left the target hearing nothing at all (LOST after
- * 3072 writes in 2 s, with the RMA counter's evidence taken out).
- */
-static __attribute__((noinline)) void fab_rdm_ctl_first(struct fab_rdm *r)
-{
-	if (r->port_made)
-		(void)fab_port_flush(&r->port);
-}
-
-/*
  * fab_rdm_op_wrap -- an operation of the connection (not a receive): a
  * completion always, with a record (struct fab_rdm); waits for a free
  * record while the oldest is out, for 2 s at most
@@ -916,8 +897,21 @@ static __attribute__((noinline)) void fab_rdm_ctl_first(struct fab_rdm *r)
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff)
 {
 	struct fab_rdm *r = c->rdm;
+	/*
+	 * a control message of the connection (a keep-alive, a DISC) refused
+	 * for want of room at the peer is posted again first, so that it gets
+	 * the first slot that came free.  Over shm a message and a write wait
+	 * for the same slot of the target's command queue (by libfabric 1.17's
+	 * source), and a client writing 64 B one at a time had its keep-alives
+	 * refused for as long as it wrote, retried by its timer while its
+	 * writes took every slot (data::busy_stream_stays_up).  The operation
+	 * does not wait for it: on libfabric 2.1's shm, under load, a variant
+	 * that held operations back until the keep-alive went left the target
+	 * hearing nothing (LOST after 3072 writes in 2 s, without the RMA
+	 * counter's evidence).
+	 */
 	if (__builtin_expect(atomic_load_explicit(&r->port.queued, memory_order_relaxed) > 0, 0))
-		fab_rdm_ctl_first(r);
+		fab_rdm_flush_port(c);
 	struct fab_rdm_op *op = &r->ops[r->op_next];
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
@@ -1216,7 +1210,7 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
  * of writes kept the target's command queue full, its keep-alives were
  * refused (-FI_EAGAIN) for as long as the stream went on, and the target,
  * hearing nothing, reported LOST after its timeout.  The keep-alives now
- * go first where they can (fab_rdm_ctl_first): without the counter that
+ * go first where they can (fab_rdm_op_wrap): without the counter that
  * was enough on libfabric 1.17; on 2.1 only a variant that held operations
  * back was tried without it, and failed under load.  So the counter stays,
  * and an endpoint shared by a peer's connections, whose counter cannot
