@@ -116,7 +116,16 @@ struct fab_rdm_port {
 	uint8_t name[FAB_RDM_ADDR_MAX];
 	size_t name_len;
 	struct fab_rdm_tx tx[FAB_RDM_TXS];
-	struct fab_rdm_rx_slot rx[FAB_RDM_PORT_RXS];
+	/*
+	 * the control receives: a connection's one is rx_one, a listener's are
+	 * an array of their own (with a registration of its own under
+	 * FI_MR_LOCAL), so that a connection does not carry a listener's
+	 * receives (7 KB each)
+	 */
+	struct fab_rdm_rx_slot *rx;
+	struct fid_mr *rx_mr; /* FI_MR_LOCAL: rx, when it is not rx_one */
+	void *rx_desc;
+	struct fab_rdm_rx_slot rx_one;
 };
 
 /* a request or connection over a reliable-datagram endpoint */
@@ -547,7 +556,31 @@ static int fab_port_av_close(struct fab_rdm_port *pt)
 
 /* ------------------------------------------------------------ control port */
 
-/* fab_port_init -- a port on ep (enabled): its name and the control receive */
+/* fab_port_fini -- release what fab_port_init made (the endpoint is closed) */
+static void fab_port_fini(struct fab_rdm_port *pt)
+{
+	if (pt->rx_mr) {
+		int r = fi_close(&pt->rx_mr->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(control receives' mr)");
+		pt->rx_mr = NULL;
+	}
+	if (pt->mr) {
+		int r = fi_close(&pt->mr->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(control mr)");
+		pt->mr = NULL;
+	}
+	if (pt->rx != &pt->rx_one)
+		free(pt->rx);
+	pt->rx = NULL;
+	pthread_mutex_destroy(&pt->lock);
+}
+
+/*
+ * fab_port_init -- a port on ep (enabled): its name and nrx control
+ * receives (not posted yet); on failure nothing of it is left
+ */
 static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid_ep *ep,
 			 struct fid_av *av, unsigned nrx)
 {
@@ -558,20 +591,34 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	pt->str_addrs = p->info->addr_format == FI_ADDR_STR;
 	pt->respell = pt->str_addrs && p->respell_reused;
 	pt->inject = p->inject_size;
+	pt->rx = nrx == 1 ? &pt->rx_one : calloc(nrx, sizeof(*pt->rx));
+	if (pt->rx == NULL) {
+		FAB_LOG_ERROR("out of memory");
+		pthread_mutex_destroy(&pt->lock);
+		return RPMA_E_NOMEM;
+	}
 	pt->name_len = sizeof(pt->name);
 	int ret = fi_getname(&ep->fid, pt->name, &pt->name_len);
 	if (ret || pt->name_len == 0 || pt->name_len > FAB_RDM_ADDR_MAX) {
 		FAB_LOG_ERROR("fi_getname() failed: %s",
 			      ret ? fi_strerror(-ret) : "no name, or a name over 128 bytes");
+		fab_port_fini(pt);
 		return RPMA_E_PROVIDER;
 	}
 	if (p->mr_mode & FI_MR_LOCAL) {
 		uint64_t key;
 		ret = fab_peer_reg(p, pt, sizeof(*pt), FI_SEND | FI_RECV, false, &pt->mr, &pt->desc,
 				   &key);
-		if (ret)
+		if (!ret && pt->rx != &pt->rx_one)
+			ret = fab_peer_reg(p, pt->rx, nrx * sizeof(*pt->rx), FI_RECV, false,
+					   &pt->rx_mr, &pt->rx_desc, &key);
+		if (ret) {
+			fab_port_fini(pt);
 			return ret;
+		}
 	}
+	if (pt->rx == &pt->rx_one)
+		pt->rx_desc = pt->desc;
 	return 0;
 }
 
@@ -579,7 +626,7 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 static bool fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 {
 	struct iovec iov = {.iov_base = x->buf, .iov_len = sizeof(x->buf)};
-	void *desc = pt->desc;
+	void *desc = pt->rx_desc;
 	struct fi_msg_tagged msg = {
 		.msg_iov = &iov,
 		.desc = &desc,
@@ -747,18 +794,6 @@ static struct fab_rdm_tx *fab_port_tx_of(struct fab_rdm_port *pt, void *ctx)
 	if (c < lo || c >= lo + sizeof(pt->tx))
 		return NULL;
 	return (struct fab_rdm_tx *)ctx;
-}
-
-/* fab_port_fini -- release what fab_port_init made (the endpoint is closed) */
-static void fab_port_fini(struct fab_rdm_port *pt)
-{
-	if (pt->mr) {
-		int r = fi_close(&pt->mr->fid);
-		if (r)
-			FAB_LOG_FI(r, "fi_close(control mr)");
-		pt->mr = NULL;
-	}
-	pthread_mutex_destroy(&pt->lock);
 }
 
 /* ------------------------------------------------------------ records */
@@ -1723,7 +1758,7 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 	}
 	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av, FAB_RDM_PORT_RXS);
 	if (ret)
-		goto err_port;
+		goto err;
 	if (!fab_port_post_rxs(&l->port)) {
 		ret = RPMA_E_PROVIDER;
 		goto err_port;
