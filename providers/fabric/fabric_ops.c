@@ -298,8 +298,14 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 		ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
 	ssize_t sent = 0; /* libfabric's answer to the send */
 	if (ret == 0) {
+		/*
+		 * no data, but an iovec: udp;ofi_rxd (1.17) reads msg_iov[0]
+		 * of a send whatever its iov_count (a NULL one crashed the
+		 * process in fi_tsendmsg, data/write_with_imm)
+		 */
+		struct iovec none = {.iov_base = NULL, .iov_len = 0};
 		struct fi_msg msg = {
-			.msg_iov = NULL,
+			.msg_iov = &none,
 			.desc = NULL,
 			.iov_count = 0,
 			.addr = c->dest,
