@@ -78,6 +78,7 @@ enum { FAB_TX_FREE = 0, FAB_TX_QUEUED, FAB_TX_POSTED };
 struct fab_rdm_tx {
 	struct fi_context2 fi_ctx; /* first: the context of its send is the slot (FI_CONTEXT2) */
 	_Atomic int st;
+	uint64_t order; /* when it was queued (the port's qseq; under the port's lock) */
 	fi_addr_t to;
 	size_t to_len; /* the destination's name (string addresses: fab_gone_is), 0: unknown */
 	uint8_t to_name[FAB_RDM_ADDR_MAX];
@@ -113,6 +114,7 @@ struct fab_rdm_port {
 	size_t inject;	    /* a message up to this long is injected: no completion, no slot kept */
 	unsigned nrx;	    /* control receives kept posted: 1, or FAB_RDM_PORT_RXS */
 	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
+	uint64_t qseq;	    /* the order of the slots taken (under lock) */
 	uint8_t name[FAB_RDM_ADDR_MAX];
 	size_t name_len;
 	struct fab_rdm_tx tx[FAB_RDM_TXS];
@@ -752,6 +754,7 @@ static void fab_port_send(struct fab_rdm_port *pt, fi_addr_t to, const uint8_t *
 	t->to_len = to_name && to_len <= sizeof(t->to_name) ? to_len : 0;
 	if (t->to_len)
 		memcpy(t->to_name, to_name, t->to_len);
+	t->order = ++pt->qseq;
 	atomic_store(&t->st, FAB_TX_QUEUED);
 	/* after the older ones: a queued slot goes first */
 	if (atomic_load(&pt->queued) > 0 || !fab_port_post(pt, t))
@@ -765,11 +768,16 @@ static int fab_port_flush(struct fab_rdm_port *pt)
 	if (atomic_load(&pt->queued) == 0)
 		return 0;
 	pthread_mutex_lock(&pt->lock);
-	for (int i = 0; i < FAB_RDM_TXS && atomic_load(&pt->queued) > 0; i++) {
-		struct fab_rdm_tx *t = &pt->tx[i];
-		if (atomic_load(&t->st) != FAB_TX_QUEUED)
-			continue;
-		if (!fab_port_post(pt, t))
+	/* a slot freed and taken again is not the oldest because its index is lower */
+	while (atomic_load(&pt->queued) > 0) {
+		struct fab_rdm_tx *t = NULL;
+		for (int i = 0; i < FAB_RDM_TXS; i++) {
+			struct fab_rdm_tx *u = &pt->tx[i];
+			if (atomic_load(&u->st) == FAB_TX_QUEUED &&
+			    (t == NULL || u->order < t->order))
+				t = u;
+		}
+		if (t == NULL || !fab_port_post(pt, t))
 			break;
 		atomic_fetch_sub(&pt->queued, 1);
 	}
