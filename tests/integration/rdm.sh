@@ -4,7 +4,7 @@
 # examples over reliable-datagram endpoints (FI_EP_RDM, rpma_fabric(7)
 # "RELIABLE-DATAGRAM ENDPOINTS"): libfabric's shm and tcp;ofi_rxm, which offer
 # no message endpoint, so the fabric provider chooses reliable datagrams by
-# itself.
+# itself; over udp;ofi_rxd the integration scenarios only.
 #
 # Issue 18 is not finished: the scenarios below that do not pass yet are left
 # out, each with what was seen.  Everything else must pass.
@@ -40,6 +40,17 @@ shm_threads=''
 # endpoint takes ~100 MB of heap (rxm's pools), far over the scenario's bound
 rxm_out='cq/srq_memory_bounded'
 rxm_threads=''
+# udp;ofi_rxd: the integration scenarios only (rpma_fabric(7): not for use
+# yet), a guard of what works.  Left out: its target drops a refused remote
+# access without an answer, so the operation never completes
+# (access/lying_descriptor, no_remote_read, no_remote_write,
+# errors/bad_remote_key); a read of zero bytes never completes, so a
+# zero-length flush neither (data/write_flush_read, data/flush_persistent);
+# 1 MiB written, flushed and read back took over 5 s
+# (data/passive_target_progress); cq/srq_memory_bounded did not end in 30 s
+rxd_out='access/lying_descriptor|access/no_remote_read|access/no_remote_write'
+rxd_out+='|errors/bad_remote_key|data/write_flush_read|data/flush_persistent'
+rxd_out+='|data/passive_target_progress|cq/srq_memory_bounded'
 
 # the endpoints of a process that dies or fails a test leave shm's files behind:
 # remove the ones this run made
@@ -58,7 +69,7 @@ shm_cleanup() {
 # its own (not a utility over its message endpoints, as rxm is), next to its
 # message endpoints: a third round, with RPMA_FABRIC_EP_TYPE=rdm.  The same
 # scenarios are left out as on 1.17.
-provs=(shm 'tcp;ofi_rxm')
+provs=(shm 'tcp;ofi_rxm' 'udp;ofi_rxd')
 major=$(fi_info --version 2>/dev/null | sed -n 's/^libfabric: *\([0-9]*\)\..*/\1/p')
 if [ "${major:-1}" -ge 2 ]; then
 	provs+=(tcp)
@@ -137,6 +148,7 @@ for prov in "${provs[@]}"; do
 	case $prov in
 	shm) out=$shm_out tout=$shm_threads ;;
 	tcp) out='' tout='' && export RPMA_FABRIC_EP_TYPE=rdm ;;
+	'udp;ofi_rxd') out=$rxd_out tout='' ;;
 	*) out=$rxm_out tout=$rxm_threads ;;
 	esac
 	ran=1
@@ -149,6 +161,7 @@ for prov in "${provs[@]}"; do
 		failed "integration over $prov"
 		criterion_fails "$prov"
 	fi
+	[ "$prov" = 'udp;ofi_rxd' ] && continue # its scenarios only (above)
 	tfilter=()
 	[ -n "$tout" ] && tfilter=(--filter "!($tout)")
 	echo "== threads over FI_PROVIDER=$prov (left out: ${tout:-nothing})"
