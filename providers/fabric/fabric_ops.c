@@ -224,11 +224,29 @@ fab_do_read(struct fab_conn *c, void *buf, void *desc, uint64_t raddr, uint64_t 
 	return fab_rma_post(c, false, false, buf, desc, raddr, rkey, len, fflags, 0, op_context);
 }
 
+/*
+ * fab_rdm_read_nothing -- a read of no data over reliable datagrams (a
+ * zero-length read or flush) does not go to the wire: what it orders is
+ * the completion of the connection's earlier operations, which their
+ * records tell (fab_rdm_flush_wait), so it completes once they did (their
+ * completions first).  udp;ofi_rxd completes no read of zero bytes at all.
+ */
+static __attribute__((noinline)) int fab_rdm_read_nothing(struct fab_conn *c, int flags,
+							  const void *op_context)
+{
+	int ret = fab_rdm_flush_wait(c, FAB_FLUSH_WAIT_ALL);
+	if (ret)
+		return ret;
+	return fab_local_completion(c, IBV_WC_RDMA_READ, flags, op_context);
+}
+
 /* fab_read -- rpma_read() */
 int fab_read(struct rpma_conn *conn, const struct rpma_mr_local *dst, size_t dst_offset,
 	     uint64_t raddr, uint64_t rkey, size_t len, int flags, const void *op_context)
 {
 	struct fab_conn *c = fab_conn(conn);
+	if (__builtin_expect(len == 0, 0) && c->rdm)
+		return fab_rdm_read_nothing(c, flags, op_context);
 	return fab_do_read(c, fab_mr_addr(dst, dst_offset), fab_mr_desc(dst), raddr, rkey, len,
 			   fab_comp(flags), op_context);
 }
@@ -506,6 +524,8 @@ int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 			return ret;
 	}
 	size_t rlen = len < 8 ? len : 8;
+	if (__builtin_expect(rlen == 0, 0) && c->rdm)
+		return fab_rdm_read_nothing(c, flags, op_context);
 	return fab_do_read(c, c->scratch, c->scratch_desc, rlen ? raddr : 0, rlen ? rkey : 0, rlen,
 			   fab_comp(flags), op_context);
 }

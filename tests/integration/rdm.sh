@@ -44,13 +44,10 @@ rxm_threads=''
 # yet), a guard of what works.  Left out: its target drops a refused remote
 # access without an answer, so the operation never completes
 # (access/lying_descriptor, no_remote_read, no_remote_write,
-# errors/bad_remote_key); a read of zero bytes never completes, so a
-# zero-length flush neither (data/write_flush_read, data/flush_persistent);
-# 1 MiB written, flushed and read back took over 5 s
+# errors/bad_remote_key); 1 MiB written, flushed and read back took over 5 s
 # (data/passive_target_progress); cq/srq_memory_bounded did not end in 30 s
 rxd_out='access/lying_descriptor|access/no_remote_read|access/no_remote_write'
-rxd_out+='|errors/bad_remote_key|data/write_flush_read|data/flush_persistent'
-rxd_out+='|data/passive_target_progress|cq/srq_memory_bounded'
+rxd_out+='|errors/bad_remote_key|data/passive_target_progress|cq/srq_memory_bounded'
 
 # the endpoints of a process that dies or fails a test leave shm's files behind:
 # remove the ones this run made
