@@ -518,14 +518,15 @@ int fab_flush(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, size_t len,
 			      c->peer->info->fabric_attr->prov_name);
 		return RPMA_E_NOSUPP;
 	}
+	/* a zero-length one waits for every earlier operation: the wait below would come first */
+	if (__builtin_expect(len == 0, 0) && c->rdm)
+		return fab_rdm_read_nothing(c, flags, op_context);
 	if (__builtin_expect(c->wrap, 0) && c->rdm && c->peer->flush_wait != FAB_FLUSH_WAIT_NONE) {
 		int ret = fab_rdm_flush_wait(c, c->peer->flush_wait);
 		if (ret)
 			return ret;
 	}
 	size_t rlen = len < 8 ? len : 8;
-	if (__builtin_expect(rlen == 0, 0) && c->rdm)
-		return fab_rdm_read_nothing(c, flags, op_context);
 	return fab_do_read(c, c->scratch, c->scratch_desc, rlen ? raddr : 0, rlen ? rkey : 0, rlen,
 			   fab_comp(flags), op_context);
 }

@@ -596,7 +596,7 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 	pt->rx = nrx == 1 ? &pt->rx_one : calloc(nrx, sizeof(*pt->rx));
 	if (pt->rx == NULL) {
 		FAB_LOG_ERROR("out of memory");
-		pthread_mutex_destroy(&pt->lock);
+		fab_port_fini(pt);
 		return RPMA_E_NOMEM;
 	}
 	pt->name_len = sizeof(pt->name);
