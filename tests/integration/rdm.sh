@@ -110,13 +110,25 @@ stale_names() {
 		echo "stale shm names: skipped (no $bin, or no pid namespace here)"
 		return
 	fi
-	# 1. pid 2 connects, then everything in its namespace is killed
+	# 1. pid 2 connects, then everything in its namespace is killed, once
+	# shm wrote the pid into the name's file (the int after the first 4
+	# bytes, written last): a file killed before that has pid 0, which shm
+	# overwrites without a word (what made session 32's CI fail here
+	# once, under load)
 	unshare -p -f sh -c "RPMA_PROVIDER=fabric FI_PROVIDER=shm '$bin' both \
 		-o write -s 64 -m bw -N 100000000 -q -p $p >/dev/null 2>&1 &
-		for i in \$(seq 100); do [ -e /dev/shm/2:$uid:0 ] && break; sleep 0.1; done
+		for i in \$(seq 100); do
+			[ \"\$(od -A n -t d4 -j 4 -N 4 /dev/shm/2:$uid:0 2>/dev/null)\" -gt 0 ] \
+				2>/dev/null && break
+			sleep 0.1
+		done
 		kill -9 -1; sleep 0.2"
 	if [ ! -e "/dev/shm/2:$uid:0" ]; then
 		failed "stale shm names: the killed process left no /dev/shm/2:$uid:0"
+		return
+	fi
+	if ! [ "$(od -A n -t d4 -j 4 -N 4 "/dev/shm/2:$uid:0")" -gt 0 ] 2>/dev/null; then
+		failed "stale shm names: /dev/shm/2:$uid:0 was never made whole within 10 s"
 		return
 	fi
 	# 2. a new pid 2 must connect and finish, and must have met the name
