@@ -60,11 +60,24 @@ static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 		FI_FENCE,
 		0,
 	};
+	/*
+	 * Over reliable datagrams FI_DIRECTED_RECV too, where offered: every
+	 * receive of ours takes any source (FI_ADDR_UNSPEC), but with it rxm
+	 * (over a shared receive context, as on tcp) looks up the connection
+	 * of every message it gets.  Without it, libfabric 2.0-2.4 crash in
+	 * fi_av_insert() when a message of a peer not yet inserted waits in
+	 * rxm's queue of unexpected messages (rxm_get_addr follows the missing
+	 * connection; fixed in 2.5): a client inserting the server's address
+	 * from its ACCEPT while a repeated ACCEPT waited, a listener inserting
+	 * a client's while other REQs waited (conn/request_burst, 1 run in 5
+	 * on 2.1).
+	 */
+	uint64_t rdm_want = d->ep_type == FI_EP_RDM ? FI_DIRECTED_RECV : 0;
 	struct fi_info *list = NULL, *fi = NULL;
 	int ret = 0;
 
 	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		struct fi_info *h = fab_hints(d, extras[i]);
+		struct fi_info *h = fab_hints(d, extras[i] | rdm_want);
 		if (h == NULL) {
 			FAB_LOG_ERROR("out of memory");
 			return RPMA_E_NOMEM;
@@ -73,6 +86,11 @@ static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 		fi_freeinfo(h);
 		if (ret == 0)
 			break;
+		if (i + 1 == sizeof(extras) / sizeof(extras[0]) && rdm_want) {
+			/* the provider has no FI_DIRECTED_RECV: the same without it */
+			rdm_want = 0;
+			i = (size_t)-1;
+		}
 	}
 	if (ret) {
 		FAB_LOG_FI(ret, "fi_getinfo()");
@@ -249,12 +267,15 @@ static uint64_t fab_peer_caps(const struct fab_peer *p, const struct fab_dev *d)
 		caps |= RPMA_PROV_CAP_NATIVE_ATOMIC_WRITE;
 	if (p->rx_cq_data || p->imm_emulated)
 		caps |= RPMA_PROV_CAP_IMM_CONSUMES_RECV;
-	FAB_LOG_INFO("peer on %s/%s/%s (%s): mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
+	FAB_LOG_INFO("peer on %s/%s/%s (%s%s): mr_mode 0x%lx (%s addressing, %s keys), atomic %s, "
 		     "persistent flush %s, delivery complete %s, write with immediate data %s",
 		     d->prov_name, d->fabric_name, d->domain_name,
-		     p->rdm ? "reliable datagrams" : "message endpoints", (unsigned long)p->mr_mode,
-		     p->va_addressing ? "virtual" : "offset", p->prov_keys ? "provider" : "our",
-		     p->has_atomic ? "native" : "emulated",
+		     p->rdm ? "reliable datagrams" : "message endpoints",
+		     !p->rdm				  ? ""
+		     : (p->info->caps & FI_DIRECTED_RECV) ? ", directed receives"
+							  : ", no directed receives",
+		     (unsigned long)p->mr_mode, p->va_addressing ? "virtual" : "offset",
+		     p->prov_keys ? "provider" : "our", p->has_atomic ? "native" : "emulated",
 		     p->has_commit ? "FI_COMMIT_COMPLETE" : "not supported",
 		     p->has_delivery ? "yes" : "no",
 		     p->rx_cq_data     ? "native (takes a receive)"

@@ -95,10 +95,10 @@ struct fab_rdm_rx_slot {
 /*
  * A listener keeps FAB_RDM_PORT_RXS control receives posted, a connection's
  * endpoint one.  Many clients' REQs arrive at a listener at once, and one
- * that finds no receive waits in rxm's queue of unexpected messages; on
- * libfabric 2.0-2.4 the next fi_av_insert() of the listener then crashes
- * the process in rxm's walk of that queue (a SIGSEGV in threads/parallel_conns
- * over tcp;ofi_rxm, 1 run in about 70 under load, with one receive).
+ * that finds no receive waits in the provider's queue of unexpected
+ * messages, to be copied once more.  (Without FI_DIRECTED_RECV, libfabric
+ * 2.0-2.4's rxm crashed in the listener's next fi_av_insert() while one
+ * waited there: fab_peer_getinfo.)
  */
 #define FAB_RDM_PORT_RXS 16
 
@@ -1169,9 +1169,10 @@ static void fab_rdm_ctl_rx(struct fab_conn *c, struct fab_rdm *r, struct fab_rdm
 	/*
 	 * the message is copied and the receive posted again at once: a control
 	 * message right behind this one (a repeated ACCEPT) then finds a posted
-	 * receive instead of waiting in rxm's queue of unexpected messages,
-	 * where, from an address not inserted yet, it crashes libfabric 2.0-2.4
-	 * in the fi_av_insert() of fab_rdm_learn_to (rpma_fabric(7)).  The
+	 * receive instead of waiting in the provider's queue of unexpected
+	 * messages (where, from an address not inserted yet, it crashed
+	 * libfabric 2.0-2.4's rxm in the fi_av_insert() of fab_rdm_learn_to
+	 * before we asked for FI_DIRECTED_RECV: fab_peer_getinfo).  The
 	 * source's drains are serialised, so the next message is not handled
 	 * before this one.
 	 */
