@@ -127,6 +127,18 @@ static void fab_peer_learn(struct fab_peer *p, const struct fab_dev *d)
 	 */
 	uint64_t mm = p->info->domain_attr->mr_mode;
 	p->mr_mode = mm;
+	/*
+	 * testing: register what a provider of FI_MR_LOCAL (efa) needs
+	 * registered, and pass its descriptors, on one that does not ask for
+	 * it (rdm.sh runs shm so); the memory of ours that libfabric reads or
+	 * writes is registered anyway but for the control port
+	 */
+	const char *v = getenv("RPMA_FABRIC_MR_LOCAL");
+	if (v != NULL && strcmp(v, "1") == 0 && !(mm & FI_MR_LOCAL)) {
+		p->mr_mode |= FI_MR_LOCAL;
+		FAB_LOG_NOTICE("RPMA_FABRIC_MR_LOCAL=1: local memory registered as under "
+			       "FI_MR_LOCAL (testing)");
+	}
 	p->va_addressing = (mm == 1) || (mm & FI_MR_VIRT_ADDR);
 	p->prov_keys = (mm == 1) || (mm & FI_MR_PROV_KEY);
 	p->rx_cq_data = (p->info->mode & FI_RX_CQ_DATA) != 0;

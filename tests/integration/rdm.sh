@@ -4,7 +4,8 @@
 # examples over reliable-datagram endpoints (FI_EP_RDM, rpma_fabric(7)
 # "RELIABLE-DATAGRAM ENDPOINTS"): libfabric's shm and tcp;ofi_rxm, which offer
 # no message endpoint, so the fabric provider chooses reliable datagrams by
-# itself; over udp;ofi_rxd the integration scenarios only.
+# itself; over udp;ofi_rxd the integration scenarios only; over shm also the
+# connection and data scenarios with RPMA_FABRIC_MR_LOCAL=1.
 #
 # Issue 18 is not finished: the scenarios below that do not pass yet are left
 # out, each with what was seen.  Everything else must pass.
@@ -202,7 +203,20 @@ for prov in "${provs[@]}"; do
 			failed "faultwalk over $prov"
 		fi
 	fi
-	[ "$prov" = shm ] && stale_names
+	if [ "$prov" = shm ]; then
+		stale_names
+		# the branch of providers that ask for FI_MR_LOCAL (efa): the
+		# control port registered and its descriptors passed; shm
+		# ignores descriptors, so this proves the registrations and
+		# their release, not their use
+		echo "== connections and data over FI_PROVIDER=shm, RPMA_FABRIC_MR_LOCAL=1"
+		if ! RPMA_FABRIC_MR_LOCAL=1 RPMA_PROVIDER=fabric FI_PROVIDER=shm \
+			"$b/tests/integration/test_integration" -j1 --timeout 60 \
+			--filter '@(conn|data)/*' 2>&1 | tee "$crlog"; then
+			failed "RPMA_FABRIC_MR_LOCAL=1 over shm"
+			criterion_fails "shm, RPMA_FABRIC_MR_LOCAL=1"
+		fi
+	fi
 	# every example pair (as make check runs them) and the replication demo
 	echo "== examples over FI_PROVIDER=$prov"
 	ex_pass=0 ex_fail=0
