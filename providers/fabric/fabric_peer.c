@@ -61,35 +61,32 @@ static int fab_peer_getinfo(struct fab_peer *p, const struct fab_dev *d)
 		0,
 	};
 	/*
-	 * Over reliable datagrams FI_DIRECTED_RECV too, where offered: every
-	 * receive of ours takes any source (FI_ADDR_UNSPEC), but with it rxm
-	 * (over a shared receive context, as on tcp) looks up the connection
-	 * of every message it gets.  Without it, libfabric 2.0-2.4 crash in
-	 * fi_av_insert() when a message of a peer not yet inserted waits in
-	 * rxm's queue of unexpected messages (rxm_get_addr follows the missing
-	 * connection; fixed in 2.5): a client inserting the server's address
-	 * from its ACCEPT while a repeated ACCEPT waited, a listener inserting
-	 * a client's while other REQs waited (conn/request_burst, 1 run in 5
-	 * on 2.1).
+	 * Over reliable datagrams FI_DIRECTED_RECV first, and without it where
+	 * the provider lacks it: every receive of ours takes any source
+	 * (FI_ADDR_UNSPEC), but with it rxm (over a shared receive context, as
+	 * on tcp) looks up the connection of every message it gets.  Without
+	 * it, libfabric 2.0-2.4 crash in fi_av_insert() when a message of a
+	 * peer not yet inserted waits in rxm's queue of unexpected messages
+	 * (rxm_get_addr follows the missing connection; fixed in 2.5): a client
+	 * inserting the server's address from its ACCEPT while a repeated
+	 * ACCEPT waited (conn/request_burst, 2 runs of 6 on 2.1), a listener
+	 * inserting a client's while other REQs waited.
 	 */
-	uint64_t rdm_want = d->ep_type == FI_EP_RDM ? FI_DIRECTED_RECV : 0;
+	static const uint64_t wants[] = {FI_DIRECTED_RECV, 0};
 	struct fi_info *list = NULL, *fi = NULL;
-	int ret = 0;
+	int ret = -FI_ENODATA;
 
-	for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
-		struct fi_info *h = fab_hints(d, extras[i] | rdm_want);
-		if (h == NULL) {
-			FAB_LOG_ERROR("out of memory");
-			return RPMA_E_NOMEM;
-		}
-		ret = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &list);
-		fi_freeinfo(h);
-		if (ret == 0)
-			break;
-		if (i + 1 == sizeof(extras) / sizeof(extras[0]) && rdm_want) {
-			/* the provider has no FI_DIRECTED_RECV: the same without it */
-			rdm_want = 0;
-			i = (size_t)-1;
+	for (size_t w = d->ep_type == FI_EP_RDM ? 0 : 1; ret && w < 2; w++) {
+		for (size_t i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+			struct fi_info *h = fab_hints(d, extras[i] | wants[w]);
+			if (h == NULL) {
+				FAB_LOG_ERROR("out of memory");
+				return RPMA_E_NOMEM;
+			}
+			ret = fi_getinfo(FAB_FI_VERSION, NULL, NULL, 0, h, &list);
+			fi_freeinfo(h);
+			if (ret == 0)
+				break;
 		}
 	}
 	if (ret) {
