@@ -190,8 +190,9 @@ PROVIDER_TEST(conn, request_burst)
 		cr_assert_eq(rpma_conn_req_get_private_data(req, &pd), 0);
 		cr_assert(pd.len >= 1 && pd.ptr != NULL, "request %u: no private data", n);
 		unsigned idx = *(const uint8_t *)pd.ptr;
+		/* the length as the transport hands it over (rdma_cm pads it); the byte is the index */
 		uint8_t sent = (uint8_t)idx;
-		itest_check_pdata(&pd, &sent, 1); /* rdma_cm pads it */
+		itest_check_pdata(&pd, &sent, 1);
 		cr_assert(idx < BURST_CONNS && sconn[idx] == NULL,
 			  "request %u names client %u, which is unknown or already served", n, idx);
 		uint8_t back = (uint8_t)(idx + 100);
