@@ -125,7 +125,9 @@ if [ "$rc" -ne 0 ]; then
 		b=${b%.example}
 		grep -q '^:test-result: PASS' "$b.trs" 2>/dev/null && continue
 		echo "----- $dir/$b.log"
-		grep -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error|^SUMMARY|#[0-9] |\[FAIL\]|Synthesis' \
+		# with Criterion's assertion lines (where and what), or a failed
+		# scenario says only its name
+		grep -E 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error|^SUMMARY|#[0-9] |\[FAIL\]|Synthesis|Assertion Failed|\[----\]   [^ ]' \
 			"$b.log" | head -60
 	done
 	failed "see $dir/tests/*/*.log"
