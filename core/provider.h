@@ -472,11 +472,12 @@ struct rpma_provider_traits {
 	 */
 	bool accept_waits_for_app;
 	/*
-	 * a peer killed inside the transport may wedge it toward that peer: a
-	 * later send to it spins forever inside the transport, in the progress
-	 * thread or the application's (shm: spin locks in the shared memory,
-	 * held long on libfabric 1.17; HACKING.md); peerkill then takes a
-	 * spinning progress thread in place of the end of the connection
+	 * a peer killed inside the transport may wedge it: a later send to
+	 * it, or the progress of an endpoint it was sending to, spins forever
+	 * inside the transport, in the progress thread or the application's
+	 * (shm: spin locks in the shared memory, held long on libfabric 1.17;
+	 * HACKING.md); peerkill then takes a spinning progress thread in place
+	 * of the end of the connection
 	 */
 	bool killed_peer_may_wedge;
 };

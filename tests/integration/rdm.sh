@@ -216,6 +216,22 @@ for prov in "${provs[@]}"; do
 			failed "RPMA_FABRIC_MR_LOCAL=1 over shm"
 			criterion_fails "shm, RPMA_FABRIC_MR_LOCAL=1"
 		fi
+		# the way of a provider without FI_DIRECTED_RECV (every one here
+		# grants it): the peers made without it, as their log lines at
+		# level info say, and connections and messages as usual
+		echo "== connections and data over FI_PROVIDER=shm, RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1"
+		RPMA_LOG_LEVEL=info RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1 RPMA_PROVIDER=fabric \
+			FI_PROVIDER=shm "$b/tests/integration/test_integration" -j1 --timeout 60 \
+			--filter '@(conn|data)/*' >"$exlog" 2>&1
+		nd_rc=$?
+		grep -v '\*INFO\*' "$exlog" | grep -v '\*NOTICE\*' | tee "$crlog"
+		without=$(grep -c 'reliable datagrams, no directed receives' "$exlog")
+		with=$(grep -c 'reliable datagrams, directed receives' "$exlog")
+		echo "peers made without directed receives: $without, with: $with"
+		if [ "$nd_rc" != 0 ] || [ "$without" = 0 ] || [ "$with" != 0 ]; then
+			failed "RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1 over shm"
+			criterion_fails "shm, RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1"
+		fi
 	fi
 	# every example pair (as make check runs them) and the replication demo
 	echo "== examples over FI_PROVIDER=$prov"
