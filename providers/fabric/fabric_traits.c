@@ -76,9 +76,9 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	/*
 	 * shm's locks are pthread spin locks in the shared memory: 1.17 takes
 	 * the receiver's for a whole send and its own for a whole progress
-	 * step, 1.18 and later (libfabric commit 017f27141) only around an
-	 * inject buffer's pop or push; a process killed with one held leaves
-	 * it held
+	 * step, 1.18 and later (libfabric commit 017f27141) only around
+	 * taking or giving back inject and SAR buffers; a process killed with
+	 * one held leaves it held
 	 */
 	traits->killed_peer_may_wedge = strcmp(fp, "shm") == 0;
 }
