@@ -11,6 +11,8 @@
 #    heap per connection.  Skipped when the descriptor limit cannot be raised
 #    far enough, or with GROUPED_SCALE=0 (a sanitizer's allocator would
 #    distort the heap figures).
+# The last line adds up both parts' counts (tests/tally.sh; part 2 counts as
+# one test), which make check's summary takes.
 # Skipped (exit 77) when RPMA_PROVIDER selects another provider, or the
 # fabric provider has no tcp here.
 set -u
@@ -19,15 +21,28 @@ if [ -n "${RPMA_PROVIDER:-}" ] && [ "$RPMA_PROVIDER" != fabric ]; then
 	exit 77
 fi
 b=${top_builddir:-.}
+src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=../tally.sh
+. "$src/tests/tally.sh"
 fail=0
+log=$(mktemp "${TMPDIR:-/tmp}/grouped.XXXXXX")
+csv=$(mktemp "${TMPDIR:-/tmp}/grouped.XXXXXX.csv")
+trap 'rm -f "$log" "$csv"' EXIT
 
 echo "== integration and threads with RPMA_FABRIC_OWN_CQS=0"
-if ! RPMA_PROVIDER=fabric RPMA_FABRIC_OWN_CQS=0 "$b/tests/integration/test_integration" -j2 \
-	--timeout 60; then
+RPMA_PROVIDER=fabric RPMA_FABRIC_OWN_CQS=0 "$b/tests/integration/test_integration" -j2 \
+	--timeout 60 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+tally_criterion "$log" "$rc"
+if [ "$rc" != 0 ]; then
 	echo "FAIL: integration with shared CQs"
 	fail=1
 fi
-if ! RPMA_PROVIDER=fabric RPMA_FABRIC_OWN_CQS=0 "$b/tests/threads/test_threads" --timeout 120; then
+RPMA_PROVIDER=fabric RPMA_FABRIC_OWN_CQS=0 "$b/tests/threads/test_threads" --timeout 120 2>&1 |
+	tee "$log"
+rc=${PIPESTATUS[0]}
+tally_criterion "$log" "$rc"
+if [ "$rc" != 0 ]; then
 	echo "FAIL: threads with shared CQs"
 	fail=1
 fi
@@ -37,11 +52,12 @@ n=1024
 hard=$(ulimit -Hn)
 if [ "${GROUPED_SCALE:-1}" = 0 ]; then
 	echo "grouped.sh: GROUPED_SCALE=0: part 2 skipped"
+	tally_one skip
 elif [ "$hard" != unlimited ] && [ "$hard" -lt $((n * 5 + 256)) ]; then
 	echo "grouped.sh: descriptor limit $hard is too low for $n connections: part 2 skipped"
+	tally_one skip
 else
-	csv=$(mktemp "${TMPDIR:-/tmp}/grouped.XXXXXX.csv")
-	trap 'rm -f "$csv"' EXIT
+	scale_fail=$fail
 	port=$((30000 + $$ % 20000))
 	# -m 8192: the resident-memory margin of the release check.  libfabric
 	# 2.1's tcp (trixie) left the server 4.2 MiB more resident than idle
@@ -72,6 +88,8 @@ else
 	' "$csv"; then
 		fail=1
 	fi
+	[ "$fail" = "$scale_fail" ] && tally_one pass || tally_one fail
 fi
 [ $fail = 0 ] && echo "grouped.sh: PASS" || echo "grouped.sh: FAIL"
+tally_line grouped.sh
 exit $fail

@@ -15,7 +15,9 @@
 # and of the sanitizers have these rounds already); a libfabric provider that
 # is not there is left out; RDM_PROVIDERS="shm ..." runs only the rounds of the
 # providers it names.  When a round fails, the end of the output names
-# every failed part and the scenarios Criterion reported failed.
+# every failed part and the scenarios Criterion reported failed; the last line
+# adds up every round's counts (tests/tally.sh), which make check's summary
+# takes.
 set -uo pipefail
 if [ "${RPMA_RDM:-1}" = 0 ]; then
 	echo "rdm.sh: RPMA_RDM=0, nothing to do"
@@ -31,6 +33,8 @@ if [ -n "${FI_PROVIDER:-}" ]; then
 fi
 b=${top_builddir:-.}
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+# shellcheck source=../tally.sh
+. "$src/tests/tally.sh"
 
 # Nothing is left out over shm; the access scenarios skip themselves there
 # (shm does not hold remote accesses to keys and rights: traits
@@ -91,6 +95,15 @@ failed() {
 	failed+=("$1")
 	fail=1
 }
+# criterion_round WHAT PROV RC -- a Criterion run (its output in $crlog) that
+# exited with RC: counted, and when it failed, named with its failed scenarios
+criterion_round() {
+	tally_criterion "$crlog" "$3"
+	if [ "$3" != 0 ]; then
+		failed "$1"
+		criterion_fails "$2"
+	fi
+}
 # criterion_fails PROV -- the scenarios the last Criterion run reported failed
 criterion_fails() {
 	grep -E -A2 '^\[FAIL\]|Assertion Failed|CRASH|crashed|[Tt]imed out' "$crlog" | sed "s/^/    over $1: /" |
@@ -109,7 +122,7 @@ stale_names() {
 	p=$((30000 + $$ % 20000))
 	if [ ! -x "$bin" ] || ! unshare -p -f true 2>/dev/null; then
 		echo "stale shm names: skipped (no $bin, or no pid namespace here)"
-		return
+		return 2
 	fi
 	# 1. pid 2 connects, then everything in its namespace is killed, once
 	# shm wrote the pid into the name's file (the int after the first 4
@@ -167,20 +180,16 @@ for prov in "${provs[@]}"; do
 	[ -n "$out" ] && filter=(--filter "!($out)")
 	echo "== integration over FI_PROVIDER=$prov (left out: ${out:-nothing})"
 	# one scenario at a time: their keep-alives and timeouts run on the clock
-	if ! RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/integration/test_integration" -j1 \
-		--timeout 60 "${filter[@]}" 2>&1 | tee "$crlog"; then
-		failed "integration over $prov"
-		criterion_fails "$prov"
-	fi
+	RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/integration/test_integration" -j1 \
+		--timeout 60 "${filter[@]}" 2>&1 | tee "$crlog"
+	criterion_round "integration over $prov" "$prov" $?
 	[ $scenarios_only = 1 ] && continue
 	tfilter=()
 	[ -n "$tout" ] && tfilter=(--filter "!($tout)")
 	echo "== threads over FI_PROVIDER=$prov (left out: ${tout:-nothing})"
-	if ! RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/threads/test_threads" --timeout 120 \
-		"${tfilter[@]}" 2>&1 | tee "$crlog"; then
-		failed "threads over $prov"
-		criterion_fails "$prov"
-	fi
+	RPMA_PROVIDER=fabric FI_PROVIDER=$prov "$b/tests/threads/test_threads" --timeout 120 \
+		"${tfilter[@]}" 2>&1 | tee "$crlog"
+	criterion_round "threads over $prov" "$prov" $?
 	# the fault walk (tests/faultwalk/faultwalk.c).  Over tcp;ofi_rxm and
 	# tcp without its data-path points: where the client's
 	# rpma_conn_get_event_fd() fails right after the server accepted, both
@@ -201,21 +210,30 @@ for prov in "${provs[@]}"; do
 		if ! env RPMA_PROVIDER=fabric FI_PROVIDER="$prov" FAULTWALK_QUIET=1 FAULTWALK_JOBS=2 \
 			"${fw_env[@]}" "$b/tests/faultwalk/faultwalk" fabric 127.0.0.1; then
 			failed "faultwalk over $prov"
+			tally_one fail
+		else
+			tally_one pass
 		fi
 	fi
 	if [ "$prov" = shm ]; then
+		n_failed=${#failed[@]}
 		stale_names
+		if [ $? = 2 ]; then
+			tally_one skip
+		elif [ ${#failed[@]} != "$n_failed" ]; then
+			tally_one fail
+		else
+			tally_one pass
+		fi
 		# the branch of providers that ask for FI_MR_LOCAL (efa): the
 		# control port registered and its descriptors passed; shm
 		# ignores descriptors, so this proves the registrations and
 		# their release, not their use
 		echo "== connections and data over FI_PROVIDER=shm, RPMA_FABRIC_MR_LOCAL=1"
-		if ! RPMA_FABRIC_MR_LOCAL=1 RPMA_PROVIDER=fabric FI_PROVIDER=shm \
+		RPMA_FABRIC_MR_LOCAL=1 RPMA_PROVIDER=fabric FI_PROVIDER=shm \
 			"$b/tests/integration/test_integration" -j1 --timeout 60 \
-			--filter '@(conn|data)/*' 2>&1 | tee "$crlog"; then
-			failed "RPMA_FABRIC_MR_LOCAL=1 over shm"
-			criterion_fails "shm, RPMA_FABRIC_MR_LOCAL=1"
-		fi
+			--filter '@(conn|data)/*' 2>&1 | tee "$crlog"
+		criterion_round "RPMA_FABRIC_MR_LOCAL=1 over shm" "shm, RPMA_FABRIC_MR_LOCAL=1" $?
 		# the way of a provider without FI_DIRECTED_RECV (every one here
 		# grants it): the peers made without it, as their log lines at
 		# level info say, and connections and messages as usual
@@ -228,10 +246,13 @@ for prov in "${provs[@]}"; do
 		without=$(grep -c 'reliable datagrams, no directed receives' "$exlog")
 		with=$(grep -c 'reliable datagrams, directed receives' "$exlog")
 		echo "peers made without directed receives: $without, with: $with"
+		# the peers' lines count as one more test
 		if [ "$nd_rc" != 0 ] || [ "$without" = 0 ] || [ "$with" != 0 ]; then
 			failed "RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1 over shm"
 			criterion_fails "shm, RPMA_FABRIC_TEST_NO_DIRECTED_RECV=1"
 		fi
+		tally_criterion "$crlog" "$nd_rc"
+		if [ "$without" = 0 ] || [ "$with" != 0 ]; then tally_one fail; else tally_one pass; fi
 	fi
 	# every example pair (as make check runs them) and the replication demo
 	echo "== examples over FI_PROVIDER=$prov"
@@ -256,6 +277,7 @@ for prov in "${provs[@]}"; do
 		ex_fail=$((ex_fail + 1))
 	fi
 	echo "examples over $prov: $ex_pass passed, $ex_fail failed"
+	tally_pass=$((tally_pass + ex_pass)) tally_fail=$((tally_fail + ex_fail))
 	[ $ex_fail = 0 ] || failed "$ex_fail example(s) over $prov"
 	shm_cleanup
 done
@@ -265,4 +287,5 @@ if [ $fail != 0 ]; then
 	echo "rdm.sh: failed: ${msg%; }"
 	cat "$crlog.fails" 2>/dev/null
 fi
+tally_line rdm.sh
 exit $fail

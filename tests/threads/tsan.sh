@@ -62,13 +62,16 @@ fi
 # between the application and the progress thread (races found so: a
 # connection's record was bound outside the lock the listener's purge reads
 # it under; the listener's closing flag).  shm's files a failing scenario
-# leaves behind are removed afterwards, only those this run made.
+# leaves behind are removed afterwards, only those this run made.  Each run
+# leaves PROG-shm.log and a PROG-shm.trs beside it, so that the summary of
+# the test run (tests/summary.sh) counts its scenarios.
 if command -v fi_info >/dev/null && fi_info -p shm -t FI_EP_RDM >/dev/null 2>&1; then
 	shm_before=$(ls /dev/shm 2>/dev/null)
 	for p in $progs; do
-		log=$(basename "$p")-shm.log
+		log=$p-shm.log
 		FI_PROVIDER=shm "$p" -j1 --timeout 120 >"$log" 2>&1
 		prc=$?
+		printf ':test-result: %s\n' "$([ "$prc" = 0 ] && echo PASS || echo FAIL)" >"$p-shm.trs"
 		ls /dev/shm 2>/dev/null | grep -Ex '[0-9]+:[0-9]+:[0-9]+|[0-9.]+:[0-9]+' |
 			grep -vxF -e "$shm_before" -e '' | while read -r f; do rm -f "/dev/shm/$f"; done
 		if [ "$prc" -ne 0 ]; then
