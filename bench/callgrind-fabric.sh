@@ -8,6 +8,8 @@
 #   -o OPS     operations (default write,read,write-flush-v)
 #   -s SIZES   transfer sizes, comma-separated (default 64,4096)
 #   -n N       operations of the short run; the long run does 3 N (default 1000)
+#   -m MODE    lat (default): one operation at a time; bw: the benchmarks'
+#              bandwidth loop (windows of 16, one completion asked per window)
 #   -r ORDERS  blocks (the client blocks before its completion exists) and/or
 #              ready (the completion is there at the first poll); default blocks,ready
 #   -i LIST    implementations (default ours,raw,raw-commit)
@@ -22,7 +24,7 @@
 #
 # The method is bench/callgrind.sh's: the client runs under valgrind
 # --tool=callgrind (the server outside it), once with N and once with 3 N
-# latency samples (-m lat -c wait) after the same warm-up; the difference of
+# operations (-m MODE -c wait) after the same warm-up; the difference of
 # the two totals over 2 N is one operation in the client's user space (every
 # thread of the process: the benchmark, the library, libfabric, libc), each
 # total taken without the client's connection setup and teardown (run_ir in
@@ -59,15 +61,17 @@ impls=ours,raw,raw-commit
 nfun=10
 out=
 prov=tcp
+mode=lat
 
-usage() { sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '6,23p' "$0" | sed 's/^# \{0,1\}//'; }
 
-while getopts "b:o:s:n:r:i:f:O:p:h" opt; do
+while getopts "b:o:s:n:m:r:i:f:O:p:h" opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	o) ops=$OPTARG ;;
 	s) sizes=$OPTARG ;;
 	n) n=$OPTARG ;;
+	m) mode=$OPTARG ;;
 	r) orders=$OPTARG ;;
 	i) impls=$OPTARG ;;
 	f) nfun=$OPTARG ;;
@@ -98,6 +102,11 @@ if [[ $prov == *ofi_rxm* || $prov == shm ]]; then
 	raw=$build/bench/baseline-fabric-rdm
 	level=delivery
 fi
+case $mode in
+lat) count=-n ;;
+bw) count=-N ;;
+*) usage >&2; exit 2 ;;
+esac
 [[ -x $ours && -x $raw ]] || { log "no $build/bench/rpma-bench or baseline-fabric: build first"; exit 1; }
 [[ -n $out ]] || out=$PWD/callgrind-fabric-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
@@ -157,7 +166,7 @@ one_count() {
 		listening "$port" || { stop "$spid"; continue; }
 		if env "${re[@]:1}" "${cprio[@]}" taskset -c 1 timeout 600 valgrind --tool=callgrind \
 			--collect-systime=yes --callgrind-out-file="$f" "${re[0]}" client -a "$ip" \
-			-p "$port" -m lat -o "$op" -s "$sz" -n "$iters" -W 10 -c wait -q \
+			-p "$port" -m "$mode" -o "$op" -s "$sz" "$count" "$iters" -W 10 -c wait -q \
 			>"$f.client.log" 2>&1 && grep -q '^summary:' "$f"; then
 			wait "$spid" || true
 			echo "$f"
@@ -191,7 +200,7 @@ measure() {
 		"$(git -C "$src" diff --quiet HEAD 2>/dev/null || echo '(with local changes)')"
 	echo "host: $(nproc) CPUs, $(uname -r), $(valgrind --version)," \
 		"libfabric $(pkg-config --modversion libfabric 2>/dev/null || echo '?')"
-	echo "ops: $ops, sizes $sizes, runs of $n and $((3 * n)) samples, client completion wait," \
+	echo "ops: $ops, sizes $sizes, mode $mode, runs of $n and $((3 * n)) operations, client completion wait," \
 		"FI_PROVIDER=$prov on $ip, both processes on CPU 1"
 	echo "ours loads: $(env "${ours_env[@]}" ldd "$ours" | awk '/librpma/ { print $3 }')"
 } >"$out/machine.txt"
