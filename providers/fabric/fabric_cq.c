@@ -675,18 +675,24 @@ static inline __attribute__((always_inline)) bool
 fab_tx_success(struct fab_conn *c, struct fab_source *src, struct fi_cq_data_entry *e,
 	       struct ibv_wc *wc, bool one_cq, bool rdm)
 {
-	if (rdm && fab_rdm_ctl_entry(c, e))
-		return false;
+	enum ibv_wc_opcode opc = IBV_WC_SEND;
+	int u = FAB_RDM_OP_NONE;
 	if (rdm && (e->flags & FI_RECV)) {
+		/* a control receive is not counted as one of the application's */
+		if (fab_rdm_ctl_entry(c, e))
+			return false;
 		fab_source_count_rx(src);
 		if (fab_recvs_done(c, &e->op_context)) {
 			/* a receive's record is never an operation's: no unwrap */
 			fab_wc_fill(wc, e, c->qp_num, c->peer);
 			return true;
 		}
+	} else if (rdm) {
+		/* the operations' records first, the most frequent entries */
+		u = fab_rdm_op_unwrap(c, &e->op_context, &opc, true);
+		if (u == FAB_RDM_OP_NONE && fab_rdm_ctl_entry(c, e))
+			return false;
 	}
-	enum ibv_wc_opcode opc = IBV_WC_SEND;
-	int u = rdm ? fab_rdm_op_unwrap(c, &e->op_context, &opc, true) : FAB_RDM_OP_NONE;
 	if (u == FAB_RDM_OP_DROP)
 		return false;
 	if (u == FAB_RDM_OP_REPORT) {

@@ -77,9 +77,6 @@ static struct fab_op *fab_op_pop(struct fab_conn *c)
  */
 int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff)
 {
-	/* over reliable datagrams (never grouped): only a check of the connection */
-	if (c->rdm)
-		return fab_rdm_op_check(c);
 	struct fab_op *op;
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while ((op = fab_op_pop(c)) == NULL) {

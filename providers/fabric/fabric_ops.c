@@ -115,18 +115,19 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
 }
 
 /*
- * fab_op_wrap -- a grouped connection posts with an operation record of its
- * own as the context (fabric.h, CQ groups); to: where the completion goes.
- * One test per post for the others.
+ * fab_op_wrap -- an operation (not a receive) of a connection that posts
+ * with a record of its own as the context: a grouped one (fabric.h, CQ
+ * groups; to: where the completion goes), or one over reliable datagrams
+ * (fab_rdm_op_wrap; never grouped), whose opcode the record keeps.  One
+ * test per post for the others.
  */
-#define fab_op_wrap(c, to, ctx, ff)                                    \
-	do {                                                           \
-		if (__builtin_expect((c)->wrap, 0)) {                  \
-			int _w = fab_op_begin((c), (to), (ctx), (ff)); \
-			if (_w)                                        \
-				return _w;                             \
-		}                                                      \
-	} while (0)
+static inline int fab_op_wrap(struct fab_conn *c, struct fab_cq *to, enum ibv_wc_opcode opcode,
+			      void **ctx, uint64_t *ff)
+{
+	if (__builtin_expect(!c->wrap, 1))
+		return 0;
+	return c->rdm ? fab_rdm_op_wrap(c, opcode, ctx, ff) : fab_op_begin(c, to, ctx, ff);
+}
 
 /*
  * fab_posted -- the result of a post; the record of one that failed goes
@@ -177,13 +178,10 @@ fab_rma_post(struct fab_conn *c, bool write, bool grouped, void *buf, void *desc
 {
 	void *ctx = (void *)op_context;
 	if (grouped) {
-		fab_op_wrap(c, c->cq, &ctx, &fflags);
-		if (c->rdm) {
-			int w = fab_rdm_op_wrap(c, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ,
-						&ctx, &fflags);
-			if (w)
-				return w;
-		}
+		int w = fab_op_wrap(c, c->cq, write ? IBV_WC_RDMA_WRITE : IBV_WC_RDMA_READ, &ctx,
+				    &fflags);
+		if (w)
+			return w;
 	}
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
@@ -310,10 +308,8 @@ static int fab_write_imm_emulated(struct fab_conn *c, uint64_t raddr, uint64_t r
 	if (p->has_delivery && !p->rdm)
 		ff |= FI_DELIVERY_COMPLETE;
 	void *ctx = s;
-	/* fab_op_wrap, without its return: the write may have gone already */
-	int ret = __builtin_expect(c->wrap, 0) ? fab_op_begin(c, c->cq, &ctx, &ff) : 0;
-	if (ret == 0 && c->rdm)
-		ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
+	/* no return on failure: the write may have gone already */
+	int ret = fab_op_wrap(c, c->cq, IBV_WC_RDMA_WRITE, &ctx, &ff);
 	ssize_t sent = 0; /* libfabric's answer to the send */
 	if (ret == 0) {
 		/*
@@ -467,11 +463,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 	}
 
 	if (c->wrap) {
-		ret = fab_op_begin(c, c->cq, &ctx, &ff);
-		if (ret)
-			goto out;
-		if (c->rdm)
-			ret = fab_rdm_op_wrap(c, IBV_WC_RDMA_WRITE, &ctx, &ff);
+		ret = fab_op_wrap(c, c->cq, IBV_WC_RDMA_WRITE, &ctx, &ff);
 		if (ret)
 			goto out;
 		if (c->rdm)
@@ -539,12 +531,9 @@ int fab_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t off
 	void *desc = fab_mr_desc(src);
 	uint64_t ff = fab_comp(flags) | (with_imm ? FI_REMOTE_CQ_DATA : 0);
 	void *ctx = (void *)op_context;
-	fab_op_wrap(c, c->cq, &ctx, &ff);
-	if (c->rdm) {
-		int w = fab_rdm_op_wrap(c, IBV_WC_SEND, &ctx, &ff);
-		if (w)
-			return w;
-	}
+	int w = fab_op_wrap(c, c->cq, IBV_WC_SEND, &ctx, &ff);
+	if (w)
+		return w;
 	struct iovec iov = {.iov_base = fab_mr_addr(src, offset), .iov_len = len};
 	struct fi_msg msg = {
 		.msg_iov = &iov,

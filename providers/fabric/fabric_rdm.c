@@ -933,11 +933,11 @@ int fab_rdm_op_check(struct fab_conn *c)
 }
 
 /*
- * fab_rdm_op_wrap -- an operation of the connection (not a receive): a
- * completion always, with a record (struct fab_rdm); waits for a free
- * record while the oldest is out, for 2 s at most
+ * fab_rdm_op_wait -- fab_rdm_op_wrap's slow path: queued control messages
+ * first, then a wait for the record op to come free
  */
-int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff)
+static __attribute__((noinline, cold)) int fab_rdm_op_wait(struct fab_conn *c,
+							   struct fab_rdm_op *op)
 {
 	struct fab_rdm *r = c->rdm;
 	/*
@@ -953,9 +953,8 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 	 * hearing nothing (LOST after 3072 writes in 2 s, without the RMA
 	 * counter's evidence).
 	 */
-	if (__builtin_expect(atomic_load_explicit(&r->port.queued, memory_order_relaxed) > 0, 0))
+	if (atomic_load_explicit(&r->port.queued, memory_order_relaxed) > 0)
 		fab_rdm_flush_port(c);
-	struct fab_rdm_op *op = &r->ops[r->op_next];
 	struct fab_conn_wait w = FAB_WAIT_INIT;
 	while (atomic_load_explicit(&op->st, memory_order_acquire) != FAB_OP_FREE) {
 		if (fab_conn_ended(c))
@@ -966,7 +965,31 @@ int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, u
 			return RPMA_E_PROVIDER;
 		}
 	}
-	r->op_next = (r->op_next + 1) % r->nops;
+	return 0;
+}
+
+/*
+ * fab_rdm_op_wrap -- an operation of the connection (not a receive): a
+ * completion always, with a record (struct fab_rdm); none once the
+ * connection ended (fab_rdm_op_check); waits for a free record while the
+ * oldest is out, for 2 s at most
+ */
+int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff)
+{
+	struct fab_rdm *r = c->rdm;
+	if (__builtin_expect(fab_conn_ended(c), 0))
+		return fab_rdm_op_check(c);
+	struct fab_rdm_op *op = &r->ops[r->op_next];
+	if (__builtin_expect(atomic_load_explicit(&r->port.queued, memory_order_relaxed) > 0 ||
+				     atomic_load_explicit(&op->st, memory_order_acquire) !=
+					     FAB_OP_FREE,
+			     0)) {
+		int ret = fab_rdm_op_wait(c, op);
+		if (ret)
+			return ret;
+	}
+	if (++r->op_next == r->nops)
+		r->op_next = 0;
 	op->op_context = *ctx;
 	op->report = (*ff & FI_COMPLETION) != 0;
 	atomic_store_explicit(&op->atomic, false, memory_order_relaxed);
