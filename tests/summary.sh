@@ -15,17 +15,13 @@ fi
 dir=${1:-.}
 extra_failed=${2:-0}
 passed=0 failed=0 skipped=0
+# shellcheck source=tally.sh
+. "$(dirname "$0")/tally.sh"
 while IFS= read -r trs; do
 	log=${trs%.trs}.log
 	result=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
-	syn=$(grep -a 'Synthesis: Tested:' "$log" 2>/dev/null | tail -1 | sed 's/\x1b\[[0-9;]*m//g')
-	if [ -n "$syn" ]; then
-		p=$(echo "$syn" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
-		f=$(echo "$syn" | sed -n 's/.*Failing: \([0-9]*\).*/\1/p')
-		c=$(echo "$syn" | sed -n 's/.*Crashing: \([0-9]*\).*/\1/p')
-		t=$(echo "$syn" | sed -n 's/.*Tested: \([0-9]*\).*/\1/p')
-		s=$(echo "$syn" | sed -n 's/.*Skipped: \([0-9]*\).*/\1/p')
-		p=${p:-0} f=${f:-0} c=${c:-0} s=${s:-0}
+	if grep -aq 'Synthesis: Tested:' "$log" 2>/dev/null; then
+		read -r p f c s t < <(synthesis_counts "$log")
 		# a binary that failed outside its tests (crash at exit, leak checker) counts one more failure
 		extra=0
 		if [ "$result" != PASS ] && [ "$result" != SKIP ] && [ $((f + c)) -eq 0 ]; then extra=1; fi

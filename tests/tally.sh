@@ -10,18 +10,22 @@
 #   tally_line NAME         the closing line: "NAME totals -- Synthesis: ..."
 tally_pass=0 tally_fail=0 tally_skip=0
 
+# synthesis_counts LOG -- "PASSING FAILING CRASHING SKIPPED TESTED" of the last
+# Criterion synthesis line of LOG (0 for each it lacks); tests/summary.sh
+# reads the logs of make check with it too
+synthesis_counts() {
+	grep -a 'Synthesis: Tested:' "$1" 2>/dev/null | tail -1 | sed 's/\x1b\[[0-9;]*m//g' |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^(Passing|Failing|Crashing|Skipped|Tested):$/) n[$i] = $(i + 1) }
+			END { print n["Passing:"] + 0, n["Failing:"] + 0, n["Crashing:"] + 0, n["Skipped:"] + 0, n["Tested:"] + 0 }'
+}
+
 # tally_criterion LOG RC -- the counts of the last Synthesis line of LOG; a
 # run without one that failed (it crashed before it could count), or one
 # that failed with no failed test to show for it (a crash at exit, a
 # sanitizer's report), counts one failure more
 tally_criterion() {
-	local syn p f c s
-	syn=$(grep -a 'Synthesis: Tested:' "$1" 2>/dev/null | tail -1 | sed 's/\x1b\[[0-9;]*m//g')
-	p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$syn")
-	f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$syn")
-	c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$syn")
-	s=$(sed -n 's/.*Skipped: \([0-9]*\).*/\1/p' <<<"$syn")
-	p=${p:-0} f=${f:-0} c=${c:-0} s=${s:-0}
+	local p f c s _
+	read -r p f c s _ < <(synthesis_counts "$1")
 	if [ "$2" != 0 ] && [ $((f + c)) = 0 ]; then f=1; fi
 	tally_pass=$((tally_pass + p)) tally_fail=$((tally_fail + f + c)) tally_skip=$((tally_skip + s))
 }

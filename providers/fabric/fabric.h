@@ -1053,7 +1053,6 @@ void fab_rdm_release(struct fab_conn *c);
 bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
 void fab_drain_tx_rdm(struct fab_source *src);
-int fab_rdm_op_check(struct fab_conn *c);
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
 enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };
 int fab_rdm_op_unwrap(struct fab_conn *c, void **ctx, enum ibv_wc_opcode *opcode, bool success);

@@ -924,7 +924,7 @@ static void fab_rdm_events(struct fab_conn *c, const struct fab_rdm_out *o, cons
  * ended: the peer may be gone, and shm completes an operation toward a
  * dead peer with an error that names no context (libfabric 1.17)
  */
-int fab_rdm_op_check(struct fab_conn *c)
+static int fab_rdm_op_check(struct fab_conn *c)
 {
 	if (!fab_conn_ended(c))
 		return 0;
