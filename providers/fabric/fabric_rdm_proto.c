@@ -600,6 +600,21 @@ void fab_rdm_conn_tick(struct fab_rdm_conn *c, uint64_t now, struct fab_rdm_out 
 	}
 }
 
+/* fab_rdm_conn_gives_up -- the ends of fab_rdm_conn_tick that silence causes */
+int fab_rdm_conn_gives_up(const struct fab_rdm_conn *c, uint64_t now)
+{
+	switch (c->state) {
+	case FAB_RDM_ST_REQ_SENT:
+	case FAB_RDM_ST_ACCEPT_SENT:
+	case FAB_RDM_ST_DISC_SENT:
+		return now >= c->deadline;
+	case FAB_RDM_ST_ESTABLISHED:
+		return now - c->last_heard >= c->cfg.timeout_ms;
+	default:
+		return 0;
+	}
+}
+
 /* fab_rdm_conn_heard -- the peer's data counts as hearing from it */
 void fab_rdm_conn_heard(struct fab_rdm_conn *c, uint64_t now)
 {

@@ -275,6 +275,14 @@ void fab_rdm_conn_tick(struct fab_rdm_conn *c, uint64_t now, struct fab_rdm_out 
 void fab_rdm_conn_heard(struct fab_rdm_conn *c, uint64_t now);
 void fab_rdm_conn_sent(struct fab_rdm_conn *c, uint64_t now);
 
+/*
+ * fab_rdm_conn_gives_up -- would a tick at now end the connection because
+ * the peer was silent (no answer to a REQ, an ACCEPT or a DISC within the
+ * timeout, no sign of life while established)?  The caller reads what has
+ * already arrived first, so that the end means the peer's silence, not ours.
+ */
+int fab_rdm_conn_gives_up(const struct fab_rdm_conn *c, uint64_t now);
+
 /* fab_rdm_conn_next_tick -- when tick has something to do next; UINT64_MAX: never */
 uint64_t fab_rdm_conn_next_tick(const struct fab_rdm_conn *c);
 

@@ -872,10 +872,44 @@ Test(rdm_conn, accept_never_answered_is_unreachable)
 	pair_request(&p, 0);
 	cr_assert_eq(fab_rdm_conn_accept(&p.srv, NULL, 0, 100, &p.out), 0);
 	cr_assert_eq(fab_rdm_conn_next_tick(&p.srv), 1100);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.srv, 1099));
 	fab_rdm_conn_tick(&p.srv, 1099, &p.out);
 	expect_nothing(&p.out);
+	cr_assert(fab_rdm_conn_gives_up(&p.srv, 1100));
 	fab_rdm_conn_tick(&p.srv, 1100, &p.out);
 	expect_msg(&p.out, FAB_RDM_DISC, RPMA_CONN_UNREACHABLE);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.srv, 9000), "a closed connection gives up nothing");
+}
+
+/*
+ * fab_rdm_conn_gives_up tells the ticks that end a connection for its peer's
+ * silence (the caller reads what arrived first), and no other tick
+ */
+Test(rdm_conn, gives_up_only_where_the_tick_ends_for_silence)
+{
+	struct pair q, p;
+	struct fab_rdm_out o;
+	/* the client's REQ: tries are not giving up, the deadline is */
+	pair_request(&q, 0);
+	cr_assert_not(fab_rdm_conn_gives_up(&q.cli, 250), "a retry of the REQ");
+	cr_assert_not(fab_rdm_conn_gives_up(&q.srv, 5000), "the application decides: no timer");
+	cr_assert(fab_rdm_conn_gives_up(&q.cli, 1000));
+	/* established: a keep-alive is due, not an end */
+	pair_establish(&p, 0);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.cli, 100));
+	fab_rdm_conn_tick(&p.cli, 100, &o);
+	expect_msg(&o, FAB_RDM_KEEPALIVE, RPMA_CONN_UNDEFINED);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.cli, 999));
+	cr_assert(fab_rdm_conn_gives_up(&p.cli, 1000));
+	fab_rdm_conn_heard(&p.cli, 900);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.cli, 1000), "heard at 900");
+	/* leaving: the DISC's retries are not giving up, its deadline is */
+	cr_assert_eq(fab_rdm_conn_disconnect(&p.cli, 1000, &o), 0);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.cli, 1250));
+	cr_assert(fab_rdm_conn_gives_up(&p.cli, 2000));
+	fab_rdm_conn_tick(&p.cli, 2000, &o);
+	expect(&o, 0, NULL, RPMA_CONN_CLOSED);
+	cr_assert_not(fab_rdm_conn_gives_up(&p.cli, 9000));
 }
 
 Test(rdm_conn, stateless_replies)
