@@ -315,7 +315,7 @@ static int rdm_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	ssize_t n;
 
 	*got = 0;
-	n = bfab_cq_take(fc->e->cq, e, max, block, fc->f.server ? 1000 : -1);
+	n = bfab_cq_take(&fc->f, fc->e->cq, e, max, block, fc->f.server ? 1000 : -1);
 	/*
 	 * No connection, no event when the client goes away: the server
 	 * learns the end from the goodbye (the client's transport sends one

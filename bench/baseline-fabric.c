@@ -209,7 +209,7 @@ static int fab_poll(struct bench_conn *c, struct bench_wc *wc, int max, int *got
 	ssize_t n;
 
 	*got = 0;
-	n = bfab_cq_take(fc->cq, e, max, block, fc->f.server ? 1000 : -1);
+	n = bfab_cq_take(&fc->f, fc->cq, e, max, block, fc->f.server ? 1000 : -1);
 	if (n == -FI_EAGAIN) {
 		/* the server watches for the client leaving without a goodbye */
 		if (fc->f.server && (block || ++fc->idle_polls >= 4096)) {

@@ -232,9 +232,25 @@ static void *bfab_progress_thread(void *arg)
 	struct bfab_conn *c = arg;
 	struct fid *fids[1] = {&c->progress_cq->fid};
 	struct pollfd p = {.fd = c->wait_fd, .events = POLLIN};
+	unsigned seen = atomic_load_explicit(&c->polls, memory_order_relaxed);
 
 	while (!atomic_load(&c->stop)) {
 		bool woke = true; /* fi_trywait fails when completions are waiting */
+		unsigned polls = atomic_load_explicit(&c->polls, memory_order_relaxed);
+
+		/*
+		 * The main thread busy-polls (-C poll): its reads progress the
+		 * provider, and ours would only contend for the CQ's lock with
+		 * them (tcp;ofi_rxm, send-recv of 8 B at a window of 16: 170 000
+		 * messages a second with this thread reading, 320 000 without).
+		 * Look again in 10 ms, as the fabric provider's progress
+		 * thread stands aside while the program polls.
+		 */
+		if (polls != seen) {
+			seen = polls;
+			poll(NULL, 0, 10);
+			continue;
+		}
 
 		/*
 		 * No fd (shm: its CQs only wait with FI_WAIT_YIELD, and

@@ -54,6 +54,12 @@ struct bfab_conn {
 	bool progress_running;
 	atomic_bool stop;
 	int wait_fd;
+	/*
+	 * the main thread's non-blocking reads of its CQ (written by it
+	 * alone): while they go on, they progress the provider and the
+	 * progress thread stands aside (bfab_progress_thread)
+	 */
+	atomic_uint polls;
 };
 
 /* bfab_err -- log a failed libfabric call */
@@ -131,14 +137,19 @@ static inline uint64_t bfab_wflags(bool signaled)
 	return bfab_write_level | (signaled ? FI_COMPLETION : 0);
 }
 
-/* bfab_cq_take -- read up to max (at most 32) entries; block: wait up to timeout ms */
-static inline ssize_t bfab_cq_take(struct fid_cq *cq, struct fi_cq_data_entry *e, int max,
-				   bool block, int timeout)
+/*
+ * bfab_cq_take -- read up to max (at most 32) entries of c's cq; block: wait
+ * up to timeout ms; a non-blocking read is counted (c->polls)
+ */
+static inline ssize_t bfab_cq_take(struct bfab_conn *c, struct fid_cq *cq,
+				   struct fi_cq_data_entry *e, int max, bool block, int timeout)
 {
 	if (max > 32)
 		max = 32;
 	if (block)
 		return fi_cq_sread(cq, e, (size_t)max, NULL, timeout);
+	atomic_store_explicit(&c->polls, atomic_load_explicit(&c->polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	return fi_cq_read(cq, e, (size_t)max);
 }
 
