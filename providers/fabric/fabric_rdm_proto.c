@@ -557,49 +557,6 @@ enum fab_rdm_verdict fab_rdm_conn_recv(struct fab_rdm_conn *c, const struct fab_
 	}
 }
 
-/* fab_rdm_conn_tick -- what is due at now */
-void fab_rdm_conn_tick(struct fab_rdm_conn *c, uint64_t now, struct fab_rdm_out *out)
-{
-	out_reset(out);
-	switch (c->state) {
-	case FAB_RDM_ST_REQ_SENT:
-		if (now >= c->deadline) {
-			close_with(c, out, RPMA_CONN_UNREACHABLE);
-		} else if (now >= c->next_try) {
-			c->seq++;
-			c->next_try = now + c->cfg.retry_ms;
-			send_req(c, out);
-		}
-		return;
-	case FAB_RDM_ST_ACCEPT_SENT:
-		if (now >= c->deadline) {
-			out_msg(out, c, FAB_RDM_DISC); /* in case the client got the ACCEPT */
-			close_with(c, out, RPMA_CONN_UNREACHABLE);
-		}
-		return;
-	case FAB_RDM_ST_ESTABLISHED:
-		if (now - c->last_heard >= c->cfg.timeout_ms) {
-			close_with(c, out, RPMA_CONN_LOST);
-		} else if (now - c->last_sent >= c->cfg.keepalive_ms) {
-			c->seq++;
-			c->last_sent = now;
-			out_msg(out, c, FAB_RDM_KEEPALIVE);
-		}
-		return;
-	case FAB_RDM_ST_DISC_SENT:
-		if (now >= c->deadline) {
-			close_with(c, out, RPMA_CONN_CLOSED); /* the peer is gone: closed anyway */
-		} else if (now >= c->next_try) {
-			c->seq++;
-			c->next_try = now + c->cfg.retry_ms;
-			out_msg(out, c, FAB_RDM_DISC);
-		}
-		return;
-	default:
-		return;
-	}
-}
-
 /* fab_rdm_conn_gives_up -- the ends of fab_rdm_conn_tick that silence causes */
 int fab_rdm_conn_gives_up(const struct fab_rdm_conn *c, uint64_t now)
 {
@@ -612,6 +569,50 @@ int fab_rdm_conn_gives_up(const struct fab_rdm_conn *c, uint64_t now)
 		return now - c->last_heard >= c->cfg.timeout_ms;
 	default:
 		return 0;
+	}
+}
+
+/* fab_rdm_conn_tick -- what is due at now (its ends for silence: fab_rdm_conn_gives_up) */
+void fab_rdm_conn_tick(struct fab_rdm_conn *c, uint64_t now, struct fab_rdm_out *out)
+{
+	out_reset(out);
+	int gives_up = fab_rdm_conn_gives_up(c, now);
+	switch (c->state) {
+	case FAB_RDM_ST_REQ_SENT:
+		if (gives_up) {
+			close_with(c, out, RPMA_CONN_UNREACHABLE);
+		} else if (now >= c->next_try) {
+			c->seq++;
+			c->next_try = now + c->cfg.retry_ms;
+			send_req(c, out);
+		}
+		return;
+	case FAB_RDM_ST_ACCEPT_SENT:
+		if (gives_up) {
+			out_msg(out, c, FAB_RDM_DISC); /* in case the client got the ACCEPT */
+			close_with(c, out, RPMA_CONN_UNREACHABLE);
+		}
+		return;
+	case FAB_RDM_ST_ESTABLISHED:
+		if (gives_up) {
+			close_with(c, out, RPMA_CONN_LOST);
+		} else if (now - c->last_sent >= c->cfg.keepalive_ms) {
+			c->seq++;
+			c->last_sent = now;
+			out_msg(out, c, FAB_RDM_KEEPALIVE);
+		}
+		return;
+	case FAB_RDM_ST_DISC_SENT:
+		if (gives_up) {
+			close_with(c, out, RPMA_CONN_CLOSED); /* the peer is gone: closed anyway */
+		} else if (now >= c->next_try) {
+			c->seq++;
+			c->next_try = now + c->cfg.retry_ms;
+			out_msg(out, c, FAB_RDM_DISC);
+		}
+		return;
+	default:
+		return;
 	}
 }
 

@@ -186,9 +186,10 @@ PROVIDER_TEST(conn, request_burst)
 	/*
 	 * the server takes the requests in the order they come, with the
 	 * harness's patience: over tcp;ofi_rxm every accept makes an endpoint
-	 * of ~82 MB, so the first accepted waits for its READY while the rest
-	 * are made (the server's side of client 10 gave up after 3 s once, in
-	 * a loaded CI run); this scenario is about the burst, not the clock
+	 * (~82 MB on libfabric 1.17), so the first accepted wait for their
+	 * READY while the rest are made (the server's side of client 10 gave
+	 * up after 3 s once, in a loaded CI run); this scenario is about the
+	 * burst, not the clock
 	 */
 	struct rpma_conn_cfg *scfg = NULL;
 	cr_assert_eq(rpma_conn_cfg_new(&scfg), 0);
