@@ -421,9 +421,17 @@ static long stream_ms(struct itest_dpair *d, struct rpma_cq *cq, int n, int seed
  * no wait object (shm) the passive target's progress thread read them once a
  * millisecond, which bounded such a stream to a write per millisecond
  * (rpma_fabric(7), Progress at the target): 200 writes took 220 ms against
- * 1 ms.  Held: passive <= 4 x active + 50 ms, at best of up to three rounds
- * (valgrind: only the data is checked).
+ * 1 ms.  Held: passive <= 4 x active + 50 ms, or half a millisecond a write
+ * when that is more (udp;ofi_rxd's passive target takes ~57 ms for the 200
+ * on a quiet machine, and 59 against an active 2 failed a loaded CI run),
+ * at best of up to three rounds (valgrind: only the data is checked).
  */
+static long passive_bound(long active, int n)
+{
+	long b = 4 * active + 50;
+	return b > n / 2 ? b : n / 2;
+}
+
 PROVIDER_TEST(data, passive_target_stream)
 {
 	enum { N = 200 };
@@ -434,7 +442,8 @@ PROVIDER_TEST(data, passive_target_stream)
 	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &cq), 0);
 	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &sp.cq), 0);
 	long passive = -1, active = -1;
-	for (int round = 0; round < 3 && (passive < 0 || passive > 4 * active + 50); round++) {
+	for (int round = 0; round < 3 && (passive < 0 || passive > passive_bound(active, N));
+	     round++) {
 		long ms = stream_ms(&d, cq, N, 21 + round);
 		if (passive < 0 || ms < passive)
 			passive = ms;
@@ -451,7 +460,7 @@ PROVIDER_TEST(data, passive_target_stream)
 			    prov, round + 1, N, passive, active);
 	}
 	if (!RUNNING_ON_VALGRIND)
-		cr_assert_leq(passive, 4 * active + 50,
+		cr_assert_leq(passive, passive_bound(active, N),
 			      "%d writes to a passive target took %ld ms, to an active one %ld ms",
 			      N, passive, active);
 	itest_dpair_close(&d);
