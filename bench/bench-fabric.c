@@ -149,6 +149,14 @@ int bfab_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid *bi
 		return -1;
 	}
 	ret = fi_enable(*ep);
+	/*
+	 * shm names an endpoint after the process id; a name left by a killed
+	 * process whose pid this one now has makes shm refuse the enable with
+	 * -FI_EBUSY after it removed the stale name: once more (as the fabric
+	 * provider does, fabric_conn.c)
+	 */
+	if (ret == -FI_EBUSY)
+		ret = fi_enable(*ep);
 	if (ret) {
 		bfab_err("fi_enable", ret);
 		return -1;

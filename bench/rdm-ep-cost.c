@@ -80,7 +80,10 @@ static int ep_open(struct rdm_ep *e)
 		return fail("fi_ep_bind(cq)", ret);
 	if ((ret = fi_ep_bind(e->ep, &e->av->fid, 0)))
 		return fail("fi_ep_bind(av)", ret);
-	if ((ret = fi_enable(e->ep)))
+	/* a stale shm name of this pid: -FI_EBUSY once, then the name is free (bench-fabric.c) */
+	if ((ret = fi_enable(e->ep)) == -FI_EBUSY)
+		ret = fi_enable(e->ep);
+	if (ret)
 		return fail("fi_enable", ret);
 	return 0;
 }
