@@ -169,7 +169,32 @@ struct fab_source {
 	bool fresh;
 	bool due;
 	struct fab_source *next;
+	/*
+	 * Noisy wait fds: a source whose drain counts what it took (counts,
+	 * set before fab_source_add; found, bumped by the drain) tells the
+	 * thread when its fd fired with nothing to take.  libfabric 2.x's tcp
+	 * puts the progress fd of every domain bound to an EQ into the EQ's
+	 * wait set (xnet_add_domain_progress), so the connections' EQ fires
+	 * on every message of every connection, and each fi_eq_read()
+	 * progresses the whole domain under its lock, beside the program's
+	 * own fi_cq_read() (read bandwidth over tcp on 2.1: 0.6 of raw
+	 * libfabric's).  After FAB_NOISY_FIRES firings in a row that found
+	 * nothing the source is noisy: while a source of the peer is parked
+	 * (the program busy-polls, and its polls progress the domain), the
+	 * thread leaves a noisy fd out of its epoll set and drains the source
+	 * at each of its rounds instead, every FAB_PARK_MAX_MS at the latest.
+	 * The thread's own, but found.
+	 */
+	bool counts;
+	bool fired; /* its fd fired for this round */
+	bool noisy;
+	_Atomic uint32_t found;
+	uint32_t seen_found;
+	uint32_t idle_fires;
 };
+
+/* firings of a wait fd in a row that found nothing before its source is noisy */
+#define FAB_NOISY_FIRES 8
 
 /*
  * how often the progress thread drains a parked source: after FAB_PARK_MS at

@@ -390,11 +390,13 @@ static void fab_drain_ceq(struct fab_source *src)
 		char raw[FAB_EQ_ENTRY_SIZE];
 	} buf;
 	uint64_t seen = atomic_load(&q->accepts);
+	uint32_t found = 0;
 	for (;;) {
 		uint32_t event = 0;
 		ssize_t n = fi_eq_read(q->eq, &event, &buf, sizeof(buf), 0);
 		if (n == -FI_EAGAIN)
 			break;
+		found++;
 		if (n == -FI_EAVAIL) {
 			struct fi_eq_err_entry err;
 			memset(&err, 0, sizeof(err));
@@ -434,6 +436,8 @@ static void fab_drain_ceq(struct fab_source *src)
 		size_t len = (size_t)n > sizeof(buf.cm) ? (size_t)n - sizeof(buf.cm) : 0;
 		fab_ceq_dispatch(c, event, buf.cm.data, len);
 	}
+	/* what it took, for the progress thread (fabric.h, noisy wait fds) */
+	atomic_fetch_add_explicit(&src->found, found, memory_order_relaxed);
 	fab_ceq_settle(q, seen);
 }
 
@@ -463,6 +467,7 @@ static int fab_ceq_get(struct fab_peer *p)
 						  "connection events wait");
 			fab_source_init(&q->src, p, &q->eq->fid, fab_drain_ceq, q);
 			q->src.expire = fab_ceq_expire;
+			q->src.counts = true;
 			fab_source_add(p, &q->src);
 		}
 	}

@@ -167,8 +167,9 @@ struct fab_round {
 	struct fab_source **due;    /* this round's sources, in drain order */
 	struct fab_source **tws;    /* the ones fi_trywait() checks ... */
 	struct fid **fids;	    /* ... and their fids */
+	struct fab_source **noisy;  /* noisy sources drained this round (fab_source_noisy) */
 	size_t cap;		    /* entries of each of these arrays */
-	size_t nalways, nparked, ndue, ntw;
+	size_t nalways, nparked, ndue, ntw, nnoisy;
 	struct epoll_event ev[FAB_ROUND_EVENTS];
 	int nev;      /* events of the last wait */
 	uint64_t gen; /* the source list's generation the arrays were made from */
@@ -192,7 +193,7 @@ static bool fab_round_grow(struct fab_round *r, size_t n)
 	if (n <= r->cap)
 		return true;
 	size_t ncap = n * 2;
-	struct fab_source ***arrs[] = {&r->always, &r->parked, &r->due, &r->tws};
+	struct fab_source ***arrs[] = {&r->always, &r->parked, &r->due, &r->tws, &r->noisy};
 	bool ok = true;
 	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++) {
 		struct fab_source **na = realloc(*arrs[i], ncap * sizeof(*na));
@@ -277,8 +278,10 @@ static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 	int nfired = 0;
 	for (int i = 0; i < r->nev; i++) {
 		struct fab_source *s = r->ev[i].data.ptr;
-		if (s && s->registered)
+		if (s && s->registered) {
 			fired[nfired++] = s;
+			s->fired = true;
+		}
 	}
 	r->nev = 0;
 	if (!r->started || r->gen != pr->gen) {
@@ -387,6 +390,47 @@ static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s,
 }
 
 /*
+ * fab_source_noisy -- after the thread drained src: did its fd fire with
+ * nothing to take once too often (fabric.h, noisy wait fds)?
+ */
+static bool fab_source_noisy(struct fab_source *s)
+{
+	if (!s->counts)
+		return false;
+	uint32_t f = atomic_load_explicit(&s->found, memory_order_relaxed);
+	if (s->fired && !s->noisy) {
+		if (f != s->seen_found)
+			s->idle_fires = 0;
+		else if (++s->idle_fires >= FAB_NOISY_FIRES) {
+			s->noisy = true;
+			FAB_LOG_INFO("the wait fd of an EQ fires without events (the domain's "
+				     "traffic): left alone while the program polls");
+		}
+	}
+	s->fired = false;
+	s->seen_found = f;
+	return s->noisy;
+}
+
+/*
+ * fab_round_noisy -- the round's noisy sources: out of the epoll set while
+ * a source is parked (the program polls; they are drained every round,
+ * whose wait is then at most FAB_PARK_MAX_MS), watched again otherwise
+ */
+static void fab_round_noisy(struct fab_progress *pr, struct fab_round *r)
+{
+	for (size_t i = 0; i < r->nnoisy; i++) {
+		struct fab_source *s = r->noisy[i];
+		fab_source_watch(pr, r, s, !r->anyparked);
+		if (!r->anyparked) {
+			r->tws[r->ntw] = s;
+			r->fids[r->ntw++] = s->fid;
+		}
+	}
+	r->nnoisy = 0;
+}
+
+/*
  * fab_progress_drain -- drain the round's sources (but parked ones the user
  * drains), fire expired deadlines, note the nearest one, sources without a
  * wait fd and the ones that park; the parked list and the fi_trywait() set
@@ -396,7 +440,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 {
 	r->timeout = FAB_SAFETY_NET_MS; /* every change kicks the thread */
 	r->nofd = r->anyparked = r->briefly = false;
-	r->nparked = r->ntw = 0;
+	r->nparked = r->ntw = r->nnoisy = 0;
 	uint64_t now = fab_now_ns();
 	for (size_t i = 0; i < r->ndue; i++) {
 		struct fab_source *s = r->due[i];
@@ -411,6 +455,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 			if (s->watch && !atomic_load(&s->parked))
 				fab_progress_activity(pr, s, now, rx0);
 		}
+		bool noisy = fab_source_noisy(s);
 		uint64_t dl = atomic_load(&s->deadline_ns);
 		if (dl != 0) {
 			if (dl <= now) {
@@ -432,6 +477,8 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 			fab_source_watch(pr, r, s, false);
 			if (s->in_epoll && s->feeds != NULL)
 				r->parked[r->nparked++] = s;
+		} else if (noisy) {
+			r->noisy[r->nnoisy++] = s; /* once the round knows what parks */
 		} else {
 			fab_source_watch(pr, r, s, true);
 			if (s->fd >= 0) {
@@ -441,6 +488,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 		}
 	}
 	r->ndue = 0;
+	fab_round_noisy(pr, r);
 }
 
 /*
@@ -594,6 +642,7 @@ static void *fab_progress_thread(void *arg)
 	free(r.due);
 	free(r.tws);
 	free(r.fids);
+	free(r.noisy);
 	return NULL;
 }
 

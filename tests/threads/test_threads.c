@@ -1081,6 +1081,98 @@ PROVIDER_TEST(threads, signals_and_names)
 }
 
 /* ======================================================================
+ * quiet_while_polled: while the program busy-polls the CQs of both ends (the
+ * client's for its reads' completions, the server's, always empty, beside
+ * it), its polls drive the transport and the progress threads have nothing
+ * to do: they may look every millisecond or so (a transport without wait
+ * fds must be polled by them), never once per message.  libfabric 2.1's tcp
+ * woke them on every message through the connections' EQ, whose wait set
+ * holds the domain's progress fd (rpma_fabric(7), "Progress"): 2 per read.
+ */
+
+#define QP_READS 20000
+#define QP_MS	 2000 /* or as many as fit in this time */
+
+/* qp_switches -- context switches of the thread tid so far (it sleeps once per wakeup) */
+static unsigned long long qp_switches(pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	unsigned long long n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
+			n += strtoull(line + 24, NULL, 10);
+		else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
+			n += strtoull(line + 27, NULL, 10);
+	}
+	fclose(f);
+	return n;
+}
+
+PROVIDER_TEST(threads, quiet_while_polled)
+{
+	int per_peer = itest_traits()->progress_threads_per_peer;
+	if (per_peer == 0)
+		cr_skip_test("provider %s runs no progress thread", prov);
+	struct itest_dpair d = {0};
+	itest_dpair_open(&d, NULL, NULL, NULL, NULL);
+	struct rpma_cq *ccq = NULL, *scq = NULL;
+	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &ccq), 0);
+	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
+	pid_t tids[16];
+	unsigned long long blocked[16], before[16];
+	int n = sg_progress_threads(tids, blocked, 16);
+	cr_assert_eq(n, 2 * per_peer, "%d threads named rpma-progress", n);
+	struct ibv_wc wc;
+	int got;
+	long long t0 = 0;
+	/* the first 100 reads let the threads see the program poll; then the count starts */
+	int reads = 0;
+	for (int r = -100; r < QP_READS; r++) {
+		if (r > 0 && tt_now_ms() - t0 >= QP_MS)
+			break; /* a slow transport (sockets: ~6 ms a read) */
+		if (r == 0) {
+			for (int i = 0; i < n; i++)
+				before[i] = qp_switches(tids[i]);
+			t0 = tt_now_ms();
+		}
+		cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, (size_t)((r + 100) % 64) * 8,
+				       8, RPMA_F_COMPLETION_ALWAYS, (void *)0x7),
+			     0);
+		long long start = tt_now_ms();
+		for (;;) {
+			int ret = rpma_cq_get_wc(ccq, 1, &wc, &got);
+			if (ret == 0)
+				break;
+			cr_assert_eq(ret, RPMA_E_NO_COMPLETION, "rpma_cq_get_wc: %d", ret);
+			ret = rpma_cq_get_wc(scq, 1, &wc, &got);
+			cr_assert_eq(ret, RPMA_E_NO_COMPLETION, "the server's CQ: %d", ret);
+			cr_assert_lt(tt_now_ms() - start, ITEST_WAIT_MS, "read %d never completed",
+				     r);
+		}
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "read %d: %s", r,
+			     ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.opcode, IBV_WC_RDMA_READ);
+		reads = r + 1;
+	}
+	long long ms = tt_now_ms() - t0;
+	unsigned long long sw = 0;
+	for (int i = 0; i < n; i++)
+		sw += qp_switches(tids[i]) - before[i];
+	/* two a millisecond each, and some to spare: a thread woken per message sleeps 20 000 times */
+	unsigned long long bound = (unsigned long long)n * (2ULL * (unsigned long long)ms + 100);
+	cr_log_info("%d reads in %lld ms: the %d progress threads slept %llu times (bound %llu)",
+		    reads, ms, n, sw, bound);
+	cr_assert_leq(sw, bound,
+		      "%d reads polled in %lld ms woke the %d progress threads %llu times (at most "
+		      "%llu)",
+		      reads, ms, n, sw, bound);
+	itest_dpair_close(&d);
+}
+
+/* ======================================================================
  * recv_repost_end: a client thread takes its receives' completions and
  * posts each receive again at once while the server keeps sending; the
  * server ends the connection in the middle of it.  Every receive the
