@@ -480,6 +480,13 @@ struct rpma_provider_traits {
 	 * of the end of the connection
 	 */
 	bool killed_peer_may_wedge;
+	/*
+	 * while the program busy-polls a connection's CQ, the progress thread
+	 * is not woken by that CQ's completions (it looks every few ms at
+	 * most); else it may drain the CQ on every completion (a libfabric CQ
+	 * shared by several connections)
+	 */
+	bool polled_cq_quiets_progress;
 };
 
 /* the type of a module's RPMA_PROVIDER_TRAITS_ENTRY */

@@ -280,7 +280,7 @@ static int fab_progress_snapshot(struct fab_peer *p, struct fab_round *r)
 		struct fab_source *s = r->ev[i].data.ptr;
 		if (s && s->registered) {
 			fired[nfired++] = s;
-			s->fired = true;
+			s->fired = s->counts; /* fab_source_noisy */
 		}
 	}
 	r->nev = 0;

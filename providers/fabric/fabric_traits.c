@@ -81,4 +81,14 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	 * one held leaves it held
 	 */
 	traits->killed_peer_may_wedge = strcmp(fp, "shm") == 0;
+	/*
+	 * a connection's own libfabric CQ parks while its user polls (fabric.h,
+	 * parking), a CQ group never does: RPMA_FABRIC_OWN_CQS=0 puts a peer's
+	 * first connections in groups too (a value that is not a number is
+	 * ignored: fab_cqg_peer_init)
+	 */
+	const char *own = getenv("RPMA_FABRIC_OWN_CQS");
+	char *end = NULL;
+	bool grouped = own != NULL && *own != '\0' && strtoul(own, &end, 10) == 0 && *end == '\0';
+	traits->polled_cq_quiets_progress = !grouped;
 }
