@@ -403,8 +403,11 @@ static bool fab_source_noisy(struct fab_source *s)
 			s->idle_fires = 0;
 		else if (++s->idle_fires >= FAB_NOISY_FIRES) {
 			s->noisy = true;
-			FAB_LOG_INFO("the wait fd of an EQ fires without events (the domain's "
-				     "traffic): left alone while the program polls");
+			FAB_LOG_INFO(
+				"a wait fd fires without entries (fd %d: the domain's traffic, "
+				"as libfabric 2.x's tcp does): left alone while the program "
+				"polls",
+				s->fd);
 		}
 	}
 	s->fired = false;

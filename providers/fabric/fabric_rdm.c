@@ -1698,9 +1698,11 @@ static void fab_drain_lst(struct fab_source *src)
 	struct fab_ep *e = src->arg;
 	struct fab_rdm_lst *l = e->rdm;
 	struct fi_cq_data_entry ent[8];
+	uint32_t found = 0;
 	(void)fab_port_flush(&l->port);
 	for (;;) {
 		ssize_t n = fi_cq_read(l->cq, ent, 8);
+		found += n > 0 ? (uint32_t)n : n == -FI_EAGAIN ? 0 : 1;
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry err;
 			memset(&err, 0, sizeof(err));
@@ -1730,6 +1732,8 @@ static void fab_drain_lst(struct fab_source *src)
 				fab_lst_rx(e, x, ent[i].len);
 		}
 	}
+	/* what it took, for the progress thread (fabric.h, noisy wait fds) */
+	atomic_fetch_add_explicit(&src->found, found, memory_order_relaxed);
 	/* queued sends: look again in a millisecond */
 	if (atomic_load(&l->port.queued) > 0)
 		atomic_store(&src->deadline_ns, fab_now_ns() + 1000000ULL);
@@ -1800,6 +1804,7 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 		goto err_port;
 	fab_source_init(&e->src, p, &l->cq->fid, fab_drain_lst, e);
 	e->src.expire = fab_lst_expire;
+	e->src.counts = true;
 	fab_source_add(p, &e->src);
 	(void)fab_gone_set(p, info->src_addr, info->src_addrlen, false, true);
 	(void)fab_gone_set(p, l->port.name, l->port.name_len, false, true);
