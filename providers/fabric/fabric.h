@@ -178,7 +178,8 @@ struct fab_source {
 	 * on every message of every connection, and each fi_eq_read()
 	 * progresses the whole domain under its lock, beside the program's
 	 * own fi_cq_read() (read bandwidth over tcp on 2.1: 0.6 of raw
-	 * libfabric's).  After FAB_NOISY_FIRES firings in a row that found
+	 * libfabric's); a reliable-datagram listener's CQ fires so on 2.1
+	 * over tcp;ofi_rxm and tcp.  After FAB_NOISY_FIRES firings in a row that found
 	 * nothing the source is noisy: while a source of the peer is parked
 	 * (the program busy-polls, and its polls progress the domain), the
 	 * thread leaves a noisy fd out of its epoll set and drains the source
@@ -970,6 +971,7 @@ void fab_cq_export_fd(struct fab_cq *cq);
 bool fab_source_may_park(const struct fab_source *src, bool *briefly);
 
 /* ----- fabric_cqg.c: CQ groups */
+uint32_t fab_own_cqs(const char **bad);
 void fab_cqg_peer_init(struct fab_peer *p);
 void fab_cqg_peer_fini(struct fab_peer *p);
 bool fab_cqg_wanted(struct fab_peer *p);

@@ -9,25 +9,42 @@
 /* how long an operation may wait for a free record of its connection */
 #define FAB_OP_WAIT_NS (2ULL * 1000000000ULL)
 
+/*
+ * fab_own_cqs -- the connections of a peer that get a libfabric CQ of their
+ * own (RPMA_FABRIC_OWN_CQS, else FAB_OWN_CQS); *bad: the variable is set
+ * but is not a number (the default is kept), NULL: not asked
+ */
+uint32_t fab_own_cqs(const char **bad)
+{
+	const char *v = getenv("RPMA_FABRIC_OWN_CQS");
+	if (bad)
+		*bad = NULL;
+	if (v == NULL || *v == '\0')
+		return FAB_OWN_CQS;
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*end == '\0' && n <= UINT32_MAX)
+		return (uint32_t)n;
+	if (bad)
+		*bad = v;
+	return FAB_OWN_CQS;
+}
+
 /* fab_cqg_peer_init -- no groups yet; the limit of connections with a CQ of their own */
 void fab_cqg_peer_init(struct fab_peer *p)
 {
 	pthread_mutex_init(&p->cqg_lock, NULL);
 	p->cqgs = NULL;
 	atomic_init(&p->own_cq_conns, 0);
-	p->own_cq_limit = FAB_OWN_CQS;
+	const char *bad;
+	p->own_cq_limit = fab_own_cqs(&bad);
+	if (bad)
+		FAB_LOG_WARNING("RPMA_FABRIC_OWN_CQS=%s is not a number: %u kept", bad,
+				p->own_cq_limit);
 	const char *v = getenv("RPMA_FABRIC_OWN_CQS");
-	if (v != NULL && *v != '\0') {
-		char *end;
-		unsigned long n = strtoul(v, &end, 10);
-		if (*end != '\0' || n > UINT32_MAX)
-			FAB_LOG_WARNING("RPMA_FABRIC_OWN_CQS=%s is not a number: %u kept", v,
-					p->own_cq_limit);
-		else
-			p->own_cq_limit = (uint32_t)n;
+	if (v != NULL && *v != '\0')
 		FAB_LOG_INFO("RPMA_FABRIC_OWN_CQS=%u: later connections share CQs",
 			     p->own_cq_limit);
-	}
 }
 
 /* fab_cqg_peer_fini -- the groups are gone with the connections */

@@ -84,11 +84,7 @@ void rpma_provider_traits(struct rpma_provider_traits *traits)
 	/*
 	 * a connection's own libfabric CQ parks while its user polls (fabric.h,
 	 * parking), a CQ group never does: RPMA_FABRIC_OWN_CQS=0 puts a peer's
-	 * first connections in groups too (a value that is not a number is
-	 * ignored: fab_cqg_peer_init)
+	 * first connections in groups too
 	 */
-	const char *own = getenv("RPMA_FABRIC_OWN_CQS");
-	char *end = NULL;
-	bool grouped = own != NULL && *own != '\0' && strtoul(own, &end, 10) == 0 && *end == '\0';
-	traits->polled_cq_quiets_progress = !grouped;
+	traits->polled_cq_quiets_progress = fab_own_cqs(NULL) > 0;
 }
