@@ -1093,19 +1093,24 @@ PROVIDER_TEST(threads, signals_and_names)
 #define QP_READS 20000
 #define QP_MS	 2000 /* or as many as fit in this time */
 
-/* qp_switches -- context switches of the thread tid so far (it sleeps once per wakeup) */
-static unsigned long long qp_switches(pid_t tid)
+/*
+ * qp_switches -- the voluntary context switches of the thread tid so far (it
+ * sleeps once per wakeup; a preemption by a busy machine is not its doing),
+ * *preempted: the others
+ */
+static unsigned long long qp_switches(pid_t tid, unsigned long long *preempted)
 {
 	char path[64], line[256];
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
 	FILE *f = fopen(path, "r");
 	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
 	unsigned long long n = 0;
+	*preempted = 0;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0)
-			n += strtoull(line + 24, NULL, 10);
+			n = strtoull(line + 24, NULL, 10);
 		else if (strncmp(line, "nonvoluntary_ctxt_switches:", 27) == 0)
-			n += strtoull(line + 27, NULL, 10);
+			*preempted = strtoull(line + 27, NULL, 10);
 	}
 	fclose(f);
 	return n;
@@ -1125,7 +1130,7 @@ PROVIDER_TEST(threads, quiet_while_polled)
 	cr_assert_eq(rpma_conn_get_cq(d.p.cconn, &ccq), 0);
 	cr_assert_eq(rpma_conn_get_cq(d.p.sconn, &scq), 0);
 	pid_t tids[16];
-	unsigned long long blocked[16], before[16];
+	unsigned long long blocked[16], before[16], pre0[16], pre;
 	int n = sg_progress_threads(tids, blocked, 16);
 	cr_assert_eq(n, 2 * per_peer, "%d threads named rpma-progress", n);
 	struct ibv_wc wc;
@@ -1138,7 +1143,7 @@ PROVIDER_TEST(threads, quiet_while_polled)
 			break; /* a slow transport (sockets: ~6 ms a read) */
 		if (r == 0) {
 			for (int i = 0; i < n; i++)
-				before[i] = qp_switches(tids[i]);
+				before[i] = qp_switches(tids[i], &pre0[i]);
 			t0 = tt_now_ms();
 		}
 		cr_assert_eq(rpma_read(d.p.cconn, d.creg.mr, 0, d.rmr, (size_t)((r + 100) % 64) * 8,
@@ -1161,13 +1166,24 @@ PROVIDER_TEST(threads, quiet_while_polled)
 		reads = r + 1;
 	}
 	long long ms = tt_now_ms() - t0;
-	unsigned long long sw = 0;
-	for (int i = 0; i < n; i++)
-		sw += qp_switches(tids[i]) - before[i];
-	/* two a millisecond each, and some to spare: a thread woken per message sleeps 20 000 times */
+	unsigned long long sw = 0, preempted = 0;
+	for (int i = 0; i < n; i++) {
+		sw += qp_switches(tids[i], &pre) - before[i];
+		preempted += pre - pre0[i];
+	}
+	/*
+	 * two a millisecond each and some to spare, or a quarter of the reads
+	 * (shm, whose threads have no wait fd and poll every millisecond, made
+	 * ~2 a millisecond each with a busy loop beside it): woken per message
+	 * they slept 1.6 times a read (libfabric 2.1's tcp, the EQ), 0.4 (its
+	 * reliable datagrams, the listener's CQ)
+	 */
 	unsigned long long bound = (unsigned long long)n * (2ULL * (unsigned long long)ms + 100);
-	cr_log_info("%d reads in %lld ms: the %d progress threads slept %llu times (bound %llu)",
-		    reads, ms, n, sw, bound);
+	if (bound < (unsigned long long)reads / 4)
+		bound = (unsigned long long)reads / 4;
+	cr_log_info("%d reads in %lld ms: the %d progress threads slept %llu times (bound %llu), "
+		    "were preempted %llu times",
+		    reads, ms, n, sw, bound, preempted);
 	cr_assert_leq(sw, bound,
 		      "%d reads polled in %lld ms woke the %d progress threads %llu times (at most "
 		      "%llu)",
