@@ -179,11 +179,12 @@ struct fab_source {
 	 * progresses the whole domain under its lock, beside the program's
 	 * own fi_cq_read() (read bandwidth over tcp on 2.1: 0.6 of raw
 	 * libfabric's); a reliable-datagram listener's CQ fires so on 2.1
-	 * over tcp;ofi_rxm and tcp.  After FAB_NOISY_FIRES firings in a row that found
-	 * nothing the source is noisy: while a source of the peer is parked
-	 * (the program busy-polls, and its polls progress the domain), the
-	 * thread leaves a noisy fd out of its epoll set and drains the source
-	 * at each of its rounds instead, every FAB_PARK_MAX_MS at the latest.
+	 * over tcp;ofi_rxm and tcp.  After FAB_NOISY_FIRES firings in a row
+	 * that found nothing the source is noisy: while a source of the peer
+	 * is parked (the program busy-polls, and its polls progress the
+	 * domain), the thread leaves a noisy fd out of its epoll set and
+	 * drains the source at each of its rounds instead, every
+	 * FAB_PARK_MAX_MS at the latest.
 	 * The thread's own, but found.
 	 */
 	bool counts;

@@ -415,6 +415,13 @@ static bool fab_source_noisy(struct fab_source *s)
 	return s->noisy;
 }
 
+/* fab_round_trywait -- fi_trywait() checks src before the round's wait */
+static void fab_round_trywait(struct fab_round *r, struct fab_source *src)
+{
+	r->tws[r->ntw] = src;
+	r->fids[r->ntw++] = src->fid;
+}
+
 /*
  * fab_round_noisy -- the round's noisy sources: out of the epoll set while
  * a source is parked (the program polls; they are drained every round,
@@ -425,10 +432,8 @@ static void fab_round_noisy(struct fab_progress *pr, struct fab_round *r)
 	for (size_t i = 0; i < r->nnoisy; i++) {
 		struct fab_source *s = r->noisy[i];
 		fab_source_watch(pr, r, s, !r->anyparked);
-		if (!r->anyparked) {
-			r->tws[r->ntw] = s;
-			r->fids[r->ntw++] = s->fid;
-		}
+		if (!r->anyparked)
+			fab_round_trywait(r, s);
 	}
 	r->nnoisy = 0;
 }
@@ -484,10 +489,8 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 			r->noisy[r->nnoisy++] = s; /* once the round knows what parks */
 		} else {
 			fab_source_watch(pr, r, s, true);
-			if (s->fd >= 0) {
-				r->tws[r->ntw] = s;
-				r->fids[r->ntw++] = s->fid;
-			}
+			if (s->fd >= 0)
+				fab_round_trywait(r, s);
 		}
 	}
 	r->ndue = 0;
