@@ -126,8 +126,14 @@ struct fab_source {
 	uint32_t seen_drains; /* the thread's last look at user_drains */
 	struct fab_cq *feeds; /* the CQ this source feeds, NULL: none (an EQ, a CQ group) */
 	bool shared;	      /* feeds several CQs (a CQ group): never parks, feeds stays NULL */
-	_Atomic bool parked;  /* the thread does not wait on the fd */
-	_Atomic bool unpark;  /* a user is about to sleep: wait on the fd again */
+	/*
+	 * its fd is watched but never passed to fi_trywait() (a CQ group's
+	 * over reliable datagrams: fab_cqg_open); the round's wait is then
+	 * 1 ms at most, as for a source without a wait fd
+	 */
+	bool no_trywait;
+	_Atomic bool parked; /* the thread does not wait on the fd */
+	_Atomic bool unpark; /* a user is about to sleep: wait on the fd again */
 	/*
 	 * drained in the same round just before this one (a connection's TX
 	 * source for its RX source: causal order), or NULL; set before
@@ -153,6 +159,8 @@ struct fab_source {
 	 */
 	bool watch;
 	struct fid_cntr *activity;
+	/* instead of activity: the sum of several counters (a CQ group's members') */
+	uint64_t (*activity_sum)(struct fab_source *src);
 	_Atomic uint64_t rx_events;
 	uint64_t activity_seen;
 	uint32_t seen_polls; /* the thread's last look at user_drains ... */
@@ -607,11 +615,27 @@ struct fab_stage_slot {
  * out then (a provider that would complete them later) with the group until
  * it closes.
  */
+/*
+ * Reliable-datagram connections join groups too: their operations carry a
+ * record of the connection (struct fab_rdm_op, fabric_rdm.c) inside the
+ * group's, and their control messages (fabric_rdm.c), posted by several
+ * threads, carry none: each context a shared CQ may return starts with a
+ * struct fab_ctx whose kind tells a group's record from a control slot,
+ * which names its connection's record.
+ */
+enum fab_ctx_kind { FAB_CTX_OP = 0x6f70, FAB_CTX_CTL = 0x636c };
+
+struct fab_ctx {
+	struct fi_context2 fi_ctx; /* first: libfabric's, where it asks for FI_CONTEXT(2) */
+	uint32_t kind;		   /* enum fab_ctx_kind */
+};
+
 #define FAB_OWN_CQS  16	  /* default of RPMA_FABRIC_OWN_CQS */
 #define FAB_CQG_MAX  16	  /* connections per shared libfabric CQ */
 #define FAB_CQG_SIZE 1024 /* entries of a shared libfabric CQ (libfabric queues more) */
 
 struct fab_op {
+	struct fab_ctx head;   /* first: FAB_CTX_OP */
 	struct fab_conn *conn; /* NULL: the connection left (the entry is dropped) */
 	void *ctx;	       /* the context the operation would have had */
 	struct fab_cq *to;     /* where its completion goes (an entry is reserved there) */
@@ -631,7 +655,10 @@ struct fab_cqg {
 	struct fab_peer *peer;
 	struct fid_cq *cq;
 	struct fab_source src; /* drained by fab_drain_group; shared */
+	bool rdm;	       /* of reliable-datagram connections */
 	uint32_t members;      /* under the peer's cqg_lock */
+	/* the members' RMA counters (fab_rdm_conn_watch; under the peer's cqg_lock) */
+	struct fid_cntr *cntrs[FAB_CQG_MAX];
 	struct fab_opset *graves;
 	struct fab_cqg *next;
 };
@@ -979,6 +1006,7 @@ bool fab_cqg_wanted(struct fab_peer *p);
 int fab_cqg_join(struct fab_conn *c, uint32_t nops);
 void fab_cqg_quiesce(struct fab_conn *c);
 void fab_cqg_leave(struct fab_conn *c);
+void fab_cqg_watch(struct fab_conn *c);
 int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff);
 void fab_op_push(struct fab_conn *c, struct fab_op *op);
 void fab_op_cancel(struct fab_conn *c, void *ctx);
@@ -1080,6 +1108,8 @@ int fab_rdm_teardown(struct fab_conn *c);
 void fab_rdm_release(struct fab_conn *c);
 bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e);
 bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e);
+void fab_rdm_ctl_grouped(struct fab_ctx *x, const struct fi_cq_data_entry *e,
+			 const struct fi_cq_err_entry *err);
 void fab_drain_tx_rdm(struct fab_source *src);
 int fab_rdm_op_wrap(struct fab_conn *c, enum ibv_wc_opcode opcode, void **ctx, uint64_t *ff);
 enum { FAB_RDM_OP_NONE = 0, FAB_RDM_OP_REPORT, FAB_RDM_OP_DROP };

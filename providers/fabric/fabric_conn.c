@@ -638,7 +638,17 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 		bool hold = p->ceq.eq != NULL;
 		if (hold)
 			fab_source_hold(&p->ceq.src);
+		/*
+		 * nor of the CQ group's CQ: rxm (1.17) closes the endpoint's
+		 * inner CQ before it takes the endpoint off the CQs bound to it,
+		 * and a read of such a CQ meanwhile progressed the half-closed
+		 * endpoint (SIGSEGV in fi_cq_read, conn/disconnect_while_connecting)
+		 */
+		if (c->grp)
+			fab_source_hold(&c->grp->src);
 		r = fi_close(&c->ep->fid);
+		if (c->grp)
+			fab_source_release(&c->grp->src);
 		if (hold)
 			fab_source_release(&p->ceq.src);
 		if (r && !ret) {
@@ -654,9 +664,13 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 			ret = RPMA_E_PROVIDER;
 		}
 	}
-	fab_rdm_release(c);
-	/* after the endpoint's close: what it cancelled is in the group's CQ now */
+	/*
+	 * after the endpoint's close: what it cancelled is in the group's CQ
+	 * now; before the record of a reliable-datagram connection goes, whose
+	 * control slots the group's entries may still name (dropped: ctl_dead)
+	 */
 	fab_cqg_leave(c);
+	fab_rdm_release(c);
 	if (c->own_counted)
 		atomic_fetch_sub(&p->own_cq_conns, 1);
 	c->own_counted = false;
@@ -710,6 +724,69 @@ static int fab_conn_teardown(struct fab_conn *c, bool reject)
 	if (c->state_lock_made)
 		pthread_mutex_destroy(&c->state_lock);
 	c->state_lock_made = false;
+	return ret;
+}
+
+/* fab_conn_bind_enable -- bind c's endpoint to its CQs (and EQ, SRQ), then enable it */
+static int fab_conn_bind_enable(struct fab_peer *p, struct fab_conn *c, bool one_cq)
+{
+	struct fid *txf = c->grp ? &c->grp->cq->fid : &c->txcq->fid;
+	int ret = fi_ep_bind(c->ep, txf, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
+	if (!ret)
+		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
+	if (!ret && !p->rdm)
+		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
+	if (!ret && c->srq)
+		ret = fab_srq_bind(c->srq, c->ep);
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_ep_bind()");
+		return fab_err(ret);
+	}
+	if (p->rdm)
+		fab_rdm_conn_watch(c, txf);
+	ret = fi_enable(c->ep);
+	if (ret == -FI_EBUSY && p->rdm) {
+		/*
+		 * a reliable-datagram connection's endpoint is named by the
+		 * provider after the process id (shm: PID:UID:N).  A file of
+		 * that name that a killed process left behind, whose pid this
+		 * process now has, makes shm (libfabric 1.17 and 2.1) take the
+		 * file's owner for alive and refuse the enable with
+		 * -FI_EBUSY, after it removed the file: the second enable
+		 * makes the name anew (tests/integration/rdm.sh, "stale")
+		 */
+		FAB_LOG_NOTICE("fi_enable(): %s; once more (a name left by a dead process?)",
+			       fi_strerror(-ret));
+		ret = fi_enable(c->ep);
+	}
+	if (ret) {
+		FAB_LOG_FI(ret, "fi_enable()");
+		return fab_err(ret);
+	}
+	return 0;
+}
+
+/*
+ * fab_conn_enable -- fab_conn_bind_enable.  Other threads drain a group's
+ * CQ meanwhile, and libfabric's shm progresses every endpoint bound to a CQ
+ * it reads, one not enabled yet too (SIGSEGV in fi_cq_read, 1.17): a
+ * grouped connection holds the group's source until its endpoint is
+ * enabled, or closed when it cannot be.
+ */
+static int fab_conn_enable(struct fab_peer *p, struct fab_conn *c, bool one_cq)
+{
+	struct fab_source *gs = c->grp ? &c->grp->src : NULL;
+	if (gs)
+		fab_source_hold(gs);
+	int ret = fab_conn_bind_enable(p, c, one_cq);
+	if (ret && gs) {
+		int r = fi_close(&c->ep->fid);
+		if (r)
+			FAB_LOG_FI(r, "fi_close(ep)");
+		c->ep = NULL;
+	}
+	if (gs)
+		fab_source_release(gs);
 	return ret;
 }
 
@@ -807,7 +884,7 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	 * with CQs of their own (fabric.h, CQ groups).
 	 */
 	bool one_cq = c->recv_target == c->cq && !c->srq && !p->verbs;
-	if (one_cq && !setup->shared_channel && !p->rdm && fab_cqg_wanted(p)) {
+	if (one_cq && !setup->shared_channel && fab_cqg_wanted(p)) {
 		ret = fab_cqg_join(c, (uint32_t)(info->tx_attr->size + info->rx_attr->size + 2));
 		if (ret)
 			goto err;
@@ -839,41 +916,10 @@ int fab_conn_build(struct fab_peer *p, struct fab_conn *c, struct fi_info *info,
 	ret = fab_ceq_get(p);
 	if (ret)
 		goto err;
-	struct fid *txf = c->grp ? &c->grp->cq->fid : &c->txcq->fid;
-	ret = fi_ep_bind(c->ep, txf, FI_TRANSMIT | FI_SELECTIVE_COMPLETION);
-	if (!ret)
-		ret = fi_ep_bind(c->ep, one_cq ? txf : &c->rxcq->fid, FI_RECV);
-	if (!ret && !p->rdm)
-		ret = fi_ep_bind(c->ep, &p->ceq.eq->fid, 0);
-	if (!ret && c->srq)
-		ret = fab_srq_bind(c->srq, c->ep);
-	if (ret) {
-		FAB_LOG_FI(ret, "fi_ep_bind()");
-		ret = fab_err(ret);
+	ret = fab_conn_enable(p, c, one_cq);
+	if (ret)
 		goto err;
-	}
-	if (p->rdm)
-		fab_rdm_conn_watch(c, txf);
-	ret = fi_enable(c->ep);
-	if (ret == -FI_EBUSY && p->rdm) {
-		/*
-		 * a reliable-datagram connection's endpoint is named by the
-		 * provider after the process id (shm: PID:UID:N).  A file of
-		 * that name that a killed process left behind, whose pid this
-		 * process now has, makes shm (libfabric 1.17 and 2.1) take the
-		 * file's owner for alive and refuse the enable with
-		 * -FI_EBUSY, after it removed the file: the second enable
-		 * makes the name anew (tests/integration/rdm.sh, "stale")
-		 */
-		FAB_LOG_NOTICE("fi_enable(): %s; once more (a name left by a dead process?)",
-			       fi_strerror(-ret));
-		ret = fi_enable(c->ep);
-	}
-	if (ret) {
-		FAB_LOG_FI(ret, "fi_enable()");
-		ret = fab_err(ret);
-		goto err;
-	}
+	fab_cqg_watch(c);
 	/* as many receive records as the endpoint takes receives */
 	if (c->srq == NULL) {
 		ret = fab_recvs_init(c, info->rx_attr->size);

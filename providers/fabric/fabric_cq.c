@@ -924,15 +924,31 @@ static void fab_cqg_entry(struct fab_cqg *g, struct fi_cq_data_entry *e)
 			      (unsigned long long)e->flags);
 		return;
 	}
+	if (g->rdm && ((struct fab_ctx *)e->op_context)->kind == FAB_CTX_CTL) {
+		fab_rdm_ctl_grouped(e->op_context, e, NULL);
+		return;
+	}
 	struct fab_cq *to;
 	bool report;
 	struct fab_conn *c = fab_op_end(e->op_context, &e->op_context, &to, &report);
 	if (c == NULL)
 		return;
 	struct ibv_wc wc;
-	if (e->flags & FI_RECV) {
+	/* over reliable datagrams a receive's record tells even without FI_RECV */
+	if ((e->flags & FI_RECV) || (c->rdm && fab_recvs_owns(c, e->op_context))) {
+		if (g->rdm)
+			fab_source_count_rx(&g->src);
 		(void)fab_recvs_done(c, &e->op_context);
 		fab_wc_fill(&wc, e, c->qp_num, g->peer);
+	} else if (c->rdm) {
+		/* the connection's record inside the group's knows what the operation was */
+		enum ibv_wc_opcode opc;
+		if (fab_rdm_op_unwrap(c, &e->op_context, &opc, true) != FAB_RDM_OP_REPORT ||
+		    !fab_tx_entry(c, e, &wc)) {
+			fab_cq_unreserve(to, 1);
+			return;
+		}
+		wc.opcode = opc;
 	} else if (!report || !fab_tx_entry(c, e, &wc)) {
 		fab_cq_unreserve(to, 1);
 		return;
@@ -941,12 +957,21 @@ static void fab_cqg_entry(struct fab_cqg *g, struct fi_cq_data_entry *e)
 }
 
 /* fab_cqg_error -- route an error entry of the group's CQ */
-static void fab_cqg_error(struct fi_cq_err_entry *err)
+static void fab_cqg_error(struct fab_cqg *g, struct fi_cq_err_entry *err)
 {
 	if (err->op_context == NULL) {
+		/*
+		 * over reliable datagrams (shm, toward a dead peer): the
+		 * connection's timer hears nothing and reports LOST; what is
+		 * still out is flushed at its end
+		 */
 		FAB_LOG_INFO("an error without a context in a shared CQ is dropped: %s "
 			     "(provider error %d)",
 			     fi_strerror(err->err), err->prov_errno);
+		return;
+	}
+	if (g->rdm && ((struct fab_ctx *)err->op_context)->kind == FAB_CTX_CTL) {
+		fab_rdm_ctl_grouped(err->op_context, NULL, err);
 		return;
 	}
 	struct fab_cq *to;
@@ -956,6 +981,14 @@ static void fab_cqg_error(struct fi_cq_err_entry *err)
 		return;
 	/* a receive's record tells even without FI_RECV */
 	bool rx = (err->flags & FI_RECV) || fab_recvs_owns(c, err->op_context);
+	if (!rx && c->rdm) {
+		enum ibv_wc_opcode opc;
+		/* flushed at the connection's end already: reported then */
+		if (fab_rdm_op_unwrap(c, &err->op_context, &opc, false) == FAB_RDM_OP_DROP) {
+			fab_cq_unreserve(to, 1);
+			return;
+		}
+	}
 	uint32_t used = rx ? fab_rx_error(c, to, err) : fab_tx_error(c, err);
 	fab_cq_unreserve(to, 1 - used);
 }
@@ -969,7 +1002,11 @@ void fab_drain_group(struct fab_source *src)
 {
 	struct fab_cqg *g = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
+	/* a few batches at most over reliable datagrams (fab_drain_tx_impl) */
+	unsigned batches = 0;
 	for (;;) {
+		if (g->rdm && ++batches > 8)
+			break;
 		ssize_t n = fi_cq_read(g->cq, e, FAB_CQ_BATCH);
 		if (n > 0) {
 			for (ssize_t i = 0; i < n; i++)
@@ -982,7 +1019,7 @@ void fab_drain_group(struct fab_source *src)
 			struct fi_cq_err_entry err;
 			if (!fab_readerr(g->cq, &err))
 				break;
-			fab_cqg_error(&err);
+			fab_cqg_error(g, &err);
 			continue;
 		}
 		if (n != -FI_EAGAIN)

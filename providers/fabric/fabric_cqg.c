@@ -147,6 +147,38 @@ static void fab_cqg_close(struct fab_cqg *g)
 	free(g);
 }
 
+/* fab_cqg_activity -- the RMA operations the group's members were the target of */
+static uint64_t fab_cqg_activity(struct fab_source *src)
+{
+	struct fab_cqg *g = src->arg;
+	uint64_t sum = 0;
+	pthread_mutex_lock(&g->peer->cqg_lock);
+	for (int i = 0; i < FAB_CQG_MAX; i++)
+		if (g->cntrs[i])
+			sum += fi_cntr_read(g->cntrs[i]);
+	pthread_mutex_unlock(&g->peer->cqg_lock);
+	return sum;
+}
+
+/*
+ * fab_cqg_watch -- c, a member, has an RMA counter (fab_rdm_conn_watch):
+ * the group's source sums it with the others' (fab_source.activity_sum)
+ */
+void fab_cqg_watch(struct fab_conn *c)
+{
+	struct fab_cqg *g = c->grp;
+	if (g == NULL || c->rma_cntr == NULL)
+		return;
+	pthread_mutex_lock(&g->peer->cqg_lock);
+	for (int i = 0; i < FAB_CQG_MAX; i++) {
+		if (g->cntrs[i] == NULL) {
+			g->cntrs[i] = c->rma_cntr;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g->peer->cqg_lock);
+}
+
 /* fab_cqg_open -- a new group with its libfabric CQ, drained by the progress thread */
 static int fab_cqg_open(struct fab_peer *p, struct fab_cqg **gp)
 {
@@ -156,6 +188,7 @@ static int fab_cqg_open(struct fab_peer *p, struct fab_cqg **gp)
 		return RPMA_E_NOMEM;
 	}
 	g->peer = p;
+	g->rdm = p->rdm;
 	int ret = fab_cq_open(p, FAB_CQG_SIZE, &g->cq);
 	if (ret) {
 		g->cq = NULL;
@@ -165,6 +198,25 @@ static int fab_cqg_open(struct fab_peer *p, struct fab_cqg **gp)
 	FAB_LOG_INFO("a CQ shared by up to %d connections opened", FAB_CQG_MAX);
 	fab_source_init(&g->src, p, &g->cq->fid, fab_drain_group, g);
 	g->src.shared = true;
+	/*
+	 * over reliable datagrams the group's CQ never goes to fi_trywait():
+	 * rxm (libfabric 1.17 and 2.1, rxm_ep_wait_fd_add) adds each
+	 * endpoint's inner CQ to the wait set of the CQs the endpoint is bound
+	 * to and never takes it out when the endpoint closes, so fi_trywait()
+	 * on a CQ that outlived one of its endpoints followed a freed pointer
+	 * (SIGSEGV).  Its fd still wakes the thread (the closed inner CQs'
+	 * fds leave its epoll set with their close).
+	 */
+	g->src.no_trywait = g->rdm;
+	/*
+	 * reliable datagrams without a wait fd (shm): the thread keeps polling
+	 * while the members' receives or RMA operations against them come
+	 * (fab_source.watch); the counters stay the members' own, whose
+	 * liveness reads them (fab_rdm_data_heard)
+	 */
+	g->src.watch = g->rdm && p->prog.spin_ns != 0 && g->src.fd < 0;
+	if (g->src.watch)
+		g->src.activity_sum = fab_cqg_activity;
 	fab_source_add(p, &g->src);
 	*gp = g;
 	return 0;
@@ -264,6 +316,9 @@ void fab_cqg_leave(struct fab_conn *c)
 		FAB_LOG_DEBUG("qp %u: operations still out when it left its CQ group", c->qp_num);
 
 	pthread_mutex_lock(&p->cqg_lock);
+	for (int i = 0; i < FAB_CQG_MAX; i++)
+		if (c->rma_cntr && g->cntrs[i] == c->rma_cntr)
+			g->cntrs[i] = NULL; /* it closes after this */
 	if (out) {
 		s->next = g->graves;
 		g->graves = s;

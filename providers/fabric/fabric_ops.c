@@ -118,7 +118,8 @@ static int fab_post_result(struct fab_conn *c, ssize_t ret, const char *what)
  * fab_op_wrap -- an operation (not a receive) of a connection that posts
  * with a record of its own as the context: a grouped one (fabric.h, CQ
  * groups; to: where the completion goes), or one over reliable datagrams
- * (fab_rdm_op_wrap; never grouped), whose opcode the record keeps.  One
+ * (fab_rdm_op_wrap), whose opcode the record keeps; a grouped one over
+ * reliable datagrams has both, the group's around the connection's.  One
  * test per post for the others.
  */
 static inline int fab_op_wrap(struct fab_conn *c, struct fab_cq *to, enum ibv_wc_opcode opcode,
@@ -126,7 +127,21 @@ static inline int fab_op_wrap(struct fab_conn *c, struct fab_cq *to, enum ibv_wc
 {
 	if (__builtin_expect(!c->wrap, 1))
 		return 0;
-	return c->rdm ? fab_rdm_op_wrap(c, opcode, ctx, ff) : fab_op_begin(c, to, ctx, ff);
+	if (c->rdm == NULL)
+		return fab_op_begin(c, to, ctx, ff);
+	int ret = fab_rdm_op_wrap(c, opcode, ctx, ff);
+	if (ret == 0 && c->grp) {
+		ret = fab_op_begin(c, to, ctx, ff);
+		if (ret)
+			(void)fab_rdm_op_cancel(c, *ctx);
+	}
+	return ret;
+}
+
+/* fab_op_inner -- the connection's record of a wrapped operation (fab_op_wrap) */
+static inline void *fab_op_inner(const struct fab_conn *c, void *ctx)
+{
+	return c->grp ? ((struct fab_op *)ctx)->ctx : ctx;
 }
 
 /*
@@ -137,9 +152,10 @@ static inline int fab_op_wrap(struct fab_conn *c, struct fab_cq *to, enum ibv_wc
 static inline int fab_posted(struct fab_conn *c, int ret, void *ctx)
 {
 	if (__builtin_expect(ret != 0, 0)) {
+		void *inner = fab_op_inner(c, ctx);
 		if (c->grp != NULL)
 			fab_op_cancel(c, ctx);
-		else if (c->rdm != NULL && fab_rdm_op_cancel(c, ctx))
+		if (c->rdm != NULL && fab_rdm_op_cancel(c, inner))
 			return 0;
 	}
 	return ret;
@@ -467,7 +483,7 @@ int fab_atomic_write(struct rpma_conn *conn, uint64_t raddr, uint64_t rkey, cons
 		if (ret)
 			goto out;
 		if (c->rdm)
-			fab_rdm_op_atomic(c, ctx);
+			fab_rdm_op_atomic(c, fab_op_inner(c, ctx));
 	}
 	void *desc = c->scratch_desc;
 	struct fi_ioc ioc = {.addr = slot, .count = 1};

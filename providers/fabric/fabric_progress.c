@@ -374,8 +374,8 @@ static void fab_progress_activity(struct fab_progress *pr, struct fab_source *s,
 		     (atomic_load(&cq->fd_exported) ? atomic_load(&cq->waited)
 						    : atomic_load(&cq->sleepers) > 0) &&
 		     atomic_load_explicit(&s->rx_events, memory_order_relaxed) != rx0;
-	if (s->activity) {
-		uint64_t v = fi_cntr_read(s->activity);
+	if (s->activity || s->activity_sum) {
+		uint64_t v = s->activity_sum ? s->activity_sum(s) : fi_cntr_read(s->activity);
 		uint32_t u = atomic_load_explicit(&s->user_drains, memory_order_relaxed);
 		if (u != s->seen_polls) {
 			s->seen_polls = u;
@@ -476,7 +476,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 					r->timeout = (int)ms;
 			}
 		}
-		if (s->fd < 0)
+		if (s->fd < 0 || s->no_trywait)
 			r->nofd = true;
 		bool b;
 		if (fab_source_park(s, &b)) {
@@ -489,7 +489,7 @@ static void fab_progress_drain(struct fab_progress *pr, struct fab_round *r)
 			r->noisy[r->nnoisy++] = s; /* once the round knows what parks */
 		} else {
 			fab_source_watch(pr, r, s, true);
-			if (s->fd >= 0)
+			if (s->fd >= 0 && !s->no_trywait)
 				fab_round_trywait(r, s);
 		}
 	}

@@ -13,9 +13,10 @@
  * has: the client's is opened on fi_getinfo(address, port)'s entry, the
  * server's on an entry whose destination is the client's address (so the
  * provider picks the local address that reaches it), and the ACCEPT names
- * it.  A connection's completions therefore reach only its CQs and its
- * receives only its peer's messages, and the data path is the message
- * endpoints' own with the peer's fi_addr_t.
+ * it.  A connection's completions therefore reach only its CQs (or its CQ
+ * group's, whose drain routes them by their records: fabric.h, CQ groups)
+ * and its receives only its peer's messages, and the data path is the
+ * message endpoints' own with the peer's fi_addr_t.
  *
  * Per peer (struct fab_peer): the table of connection ids (a slot and a
  * generation: a message of a connection that ended names a generation that
@@ -74,9 +75,17 @@ _Static_assert(FAB_RDM_IDS <= 65536, "connection slots beyond the tag's 16 bits"
 
 enum { FAB_TX_FREE = 0, FAB_TX_QUEUED, FAB_TX_POSTED };
 
+struct fab_rdm;
+
+/* the start of a control slot: the context of its send or receive is the slot */
+struct fab_rdm_slot {
+	struct fab_ctx head;   /* FAB_CTX_CTL */
+	struct fab_rdm *owner; /* the connection's record; NULL: a listener's */
+};
+
 /* one control send */
 struct fab_rdm_tx {
-	struct fi_context2 fi_ctx; /* first: the context of its send is the slot (FI_CONTEXT2) */
+	struct fab_rdm_slot s; /* first */
 	_Atomic int st;
 	uint64_t order; /* when it was queued (the port's qseq; under the port's lock) */
 	fi_addr_t to;
@@ -88,7 +97,7 @@ struct fab_rdm_tx {
 
 /* one control receive */
 struct fab_rdm_rx_slot {
-	struct fi_context2 fi_ctx; /* first: the context of the receive is the slot */
+	struct fab_rdm_slot s; /* first */
 	uint8_t buf[FAB_RDM_MSG_MAX];
 };
 
@@ -138,6 +147,11 @@ struct fab_rdm {
 	struct fab_conn *conn; /* the connection built from it, or NULL */
 	struct fab_rdm_port port;
 	bool port_made;
+	/*
+	 * a grouped connection's endpoint is about to close: the group's drains
+	 * drop its control entries (set with the group's source held)
+	 */
+	bool ctl_dead;
 	fi_addr_t to; /* the peer's side of the connection (valid: to_known) */
 	bool to_known;
 	uint8_t to_name[FAB_RDM_ADDR_MAX]; /* its name (fab_gone_is) */
@@ -584,7 +598,7 @@ static void fab_port_fini(struct fab_rdm_port *pt)
  * receives (not posted yet); on failure nothing of it is left
  */
 static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid_ep *ep,
-			 struct fid_av *av, unsigned nrx)
+			 struct fid_av *av, unsigned nrx, struct fab_rdm *owner)
 {
 	pthread_mutex_init(&pt->lock, NULL);
 	pt->nrx = nrx;
@@ -599,6 +613,11 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 		fab_port_fini(pt);
 		return RPMA_E_NOMEM;
 	}
+	/* the slots name their connection to the drains of a shared CQ (fab_rdm_ctl_grouped) */
+	for (int i = 0; i < FAB_RDM_TXS; i++)
+		pt->tx[i].s = (struct fab_rdm_slot){.head.kind = FAB_CTX_CTL, .owner = owner};
+	for (unsigned i = 0; i < nrx; i++)
+		pt->rx[i].s = (struct fab_rdm_slot){.head.kind = FAB_CTX_CTL, .owner = owner};
 	pt->name_len = sizeof(pt->name);
 	int ret = fi_getname(&ep->fid, pt->name, &pt->name_len);
 	if (ret || pt->name_len == 0 || pt->name_len > FAB_RDM_ADDR_MAX) {
@@ -1269,6 +1288,25 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 }
 
 /*
+ * fab_rdm_ctl_grouped -- an entry (e) or an error (err) of a CQ shared by
+ * connections (fabric.h, CQ groups) whose context x is a control slot: to
+ * the slot's connection, unless its endpoint is closing (ctl_dead, set
+ * while no drain of the group runs; the group's drains are serialised)
+ */
+void fab_rdm_ctl_grouped(struct fab_ctx *x, const struct fi_cq_data_entry *e,
+			 const struct fi_cq_err_entry *err)
+{
+	struct fab_rdm *r = ((struct fab_rdm_slot *)(void *)x)->owner;
+	struct fab_conn *c = r ? r->conn : NULL;
+	if (c == NULL || r->ctl_dead)
+		return;
+	if (e)
+		(void)fab_rdm_ctl_entry(c, e);
+	else
+		(void)fab_rdm_ctl_error(c, err);
+}
+
+/*
  * fab_rdm_data_heard -- the peer's data since the last look counts as
  * hearing from it (record lock held): an operation of ours it completed
  * or a message of its that a receive took (fab_rdm_heard_data), or an RMA
@@ -1401,7 +1439,7 @@ int fab_rdm_conn_ready(struct fab_conn *c, const struct fi_info *info)
 {
 	struct fab_rdm *r = c->rdm;
 	struct fab_peer *p = c->peer;
-	int ret = fab_port_init(p, &r->port, c->ep, r->port.av, 1);
+	int ret = fab_port_init(p, &r->port, c->ep, r->port.av, 1, r);
 	if (ret)
 		return ret;
 	r->port_made = true;
@@ -1539,6 +1577,12 @@ int fab_rdm_teardown(struct fab_conn *c)
 	       fab_ms() < until) {
 		(void)fab_port_flush(&r->port);
 		fab_conn_progress(c);
+	}
+	if (c->grp) {
+		/* the group's drains leave the closing endpoint's control entries alone */
+		fab_source_hold(&c->grp->src);
+		r->ctl_dead = true;
+		fab_source_release(&c->grp->src);
 	}
 	/* from now on nothing of this process sends to it (see fab_gone_set) */
 	return fab_gone_set(p, r->port.name, r->port.name_len, true, false);
@@ -1792,7 +1836,7 @@ int fab_rdm_listen(struct fab_peer *p, struct fab_ep *e, const char *addr, const
 		ret = RPMA_E_PROVIDER;
 		goto err;
 	}
-	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av, FAB_RDM_PORT_RXS);
+	ret = fab_port_init(p, &l->port, l->port.ep, l->port.av, FAB_RDM_PORT_RXS, NULL);
 	if (ret)
 		goto err;
 	if (!fab_port_post_rxs(&l->port)) {
