@@ -1007,6 +1007,7 @@ int fab_cqg_join(struct fab_conn *c, uint32_t nops);
 void fab_cqg_quiesce(struct fab_conn *c);
 void fab_cqg_leave(struct fab_conn *c);
 void fab_cqg_watch(struct fab_conn *c);
+void fab_cqg_drain_all(struct fab_cqg *g);
 int fab_op_begin(struct fab_conn *c, struct fab_cq *to, void **ctx, uint64_t *ff);
 void fab_op_push(struct fab_conn *c, struct fab_op *op);
 void fab_op_cancel(struct fab_conn *c, void *ctx);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -994,18 +995,16 @@ static void fab_cqg_error(struct fab_cqg *g, struct fi_cq_err_entry *err)
 }
 
 /*
- * fab_drain_group -- move every entry of a shared CQ to the connections'
- * software CQs.  Each entry has its entry reserved there since it was
- * posted, so none stays behind for want of room.
+ * fab_cqg_drain -- move the entries of a shared CQ (max_batches batches at
+ * most) to the connections' software CQs.  Each entry has its entry
+ * reserved there since it was posted, so none stays behind for want of room.
  */
-void fab_drain_group(struct fab_source *src)
+static void fab_cqg_drain(struct fab_cqg *g, unsigned max_batches)
 {
-	struct fab_cqg *g = src->arg;
 	struct fi_cq_data_entry e[FAB_CQ_BATCH];
-	/* a few batches at most over reliable datagrams (fab_drain_tx_impl) */
 	unsigned batches = 0;
 	for (;;) {
-		if (g->rdm && ++batches > 8)
+		if (++batches > max_batches)
 			break;
 		ssize_t n = fi_cq_read(g->cq, e, FAB_CQ_BATCH);
 		if (n > 0) {
@@ -1026,6 +1025,26 @@ void fab_drain_group(struct fab_source *src)
 			FAB_LOG_FI(n, "fi_cq_read(shared)");
 		break;
 	}
+}
+
+/* fab_drain_group -- the drain of a CQ group's source */
+void fab_drain_group(struct fab_source *src)
+{
+	struct fab_cqg *g = src->arg;
+	/* a few batches at most over reliable datagrams (fab_drain_tx_impl) */
+	fab_cqg_drain(g, g->rdm ? 8 : UINT_MAX);
+}
+
+/*
+ * fab_cqg_drain_all -- (source held) drain the group's CQ until libfabric
+ * has no more: a leaving connection's entries must all be out before its
+ * record goes (fab_cqg_leave); a drain of a few batches left a control
+ * slot's entry behind, which a later drain read from the freed record
+ * (AddressSanitizer, threads/parallel_conns over shm with shared CQs)
+ */
+void fab_cqg_drain_all(struct fab_cqg *g)
+{
+	fab_cqg_drain(g, UINT_MAX);
 }
 
 /*

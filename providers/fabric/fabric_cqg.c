@@ -309,7 +309,7 @@ void fab_cqg_leave(struct fab_conn *c)
 	struct fab_opset *s = c->ops;
 
 	fab_source_hold(&g->src);
-	g->src.drain(&g->src);
+	fab_cqg_drain_all(g);
 	bool out = fab_cqg_dead(s);
 	fab_source_release(&g->src);
 	if (out)

@@ -118,12 +118,14 @@ struct fab_rdm_port {
 	struct fid_av *av;
 	struct fid_mr *mr; /* FI_MR_LOCAL: this structure, registered */
 	void *desc;
-	bool str_addrs;	    /* FI_ADDR_STR: sends check the closed endpoints of this process */
-	bool respell;	    /* fab_peer.respell_reused */
-	size_t inject;	    /* a message up to this long is injected: no completion, no slot kept */
-	unsigned nrx;	    /* control receives kept posted: 1, or FAB_RDM_PORT_RXS */
-	_Atomic int queued; /* slots refused with -FI_EAGAIN, to be posted again */
-	uint64_t qseq;	    /* the order of the slots taken (under lock) */
+	bool str_addrs; /* FI_ADDR_STR: sends check the closed endpoints of this process */
+	bool respell;	/* fab_peer.respell_reused */
+	size_t inject;	/* a message up to this long is injected: no completion, no slot kept */
+	unsigned nrx;	/* control receives kept posted: 1, or FAB_RDM_PORT_RXS */
+	_Atomic unsigned rx_out; /* control receives posted and not completed */
+	_Atomic bool closing;	 /* post no more control receives (fab_rdm_teardown) */
+	_Atomic int queued;	 /* slots refused with -FI_EAGAIN, to be posted again */
+	uint64_t qseq;		 /* the order of the slots taken (under lock) */
 	uint8_t name[FAB_RDM_ADDR_MAX];
 	size_t name_len;
 	struct fab_rdm_tx tx[FAB_RDM_TXS];
@@ -646,6 +648,8 @@ static int fab_port_init(struct fab_peer *p, struct fab_rdm_port *pt, struct fid
 /* fab_port_post_rx -- (re)post control receive x: was it posted? */
 static bool fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 {
+	if (atomic_load(&pt->closing))
+		return false;
 	struct iovec iov = {.iov_base = x->buf, .iov_len = sizeof(x->buf)};
 	void *desc = pt->rx_desc;
 	struct fi_msg_tagged msg = {
@@ -659,8 +663,10 @@ static bool fab_port_post_rx(struct fab_rdm_port *pt, struct fab_rdm_rx_slot *x)
 	};
 	for (int tries = 0; tries < 1000; tries++) {
 		ssize_t r = fi_trecvmsg(pt->ep, &msg, FI_COMPLETION);
-		if (r == 0)
+		if (r == 0) {
+			atomic_fetch_add(&pt->rx_out, 1);
 			return true;
+		}
 		if (r != -FI_EAGAIN) {
 			FAB_LOG_FI(r, "fi_trecvmsg(control)");
 			break;
@@ -1255,6 +1261,7 @@ bool fab_rdm_ctl_entry(struct fab_conn *c, const struct fi_cq_data_entry *e)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_rx_slot *x = fab_port_rx_of(&r->port, e->op_context);
 	if (x) {
+		atomic_fetch_sub(&r->port.rx_out, 1);
 		fab_rdm_ctl_rx(c, r, x, e->len);
 		return true;
 	}
@@ -1271,6 +1278,7 @@ bool fab_rdm_ctl_error(struct fab_conn *c, const struct fi_cq_err_entry *e)
 	struct fab_rdm *r = c->rdm;
 	struct fab_rdm_rx_slot *x = fab_port_rx_of(&r->port, e->op_context);
 	if (x) {
+		atomic_fetch_sub(&r->port.rx_out, 1);
 		if (e->err != FI_ECANCELED) {
 			FAB_LOG_INFO("qp %u: the control receive failed: %s", c->qp_num,
 				     fi_strerror(e->err));
@@ -1579,6 +1587,22 @@ int fab_rdm_teardown(struct fab_conn *c)
 		fab_conn_progress(c);
 	}
 	if (c->grp) {
+		/*
+		 * the control receive's entry must be out of the group's CQ
+		 * before the record goes: over shm (1.17) an entry of it
+		 * reached the shared CQ after the endpoint had closed and the
+		 * group had been drained, and a later drain read the freed
+		 * record (AddressSanitizer, threads/parallel_conns with shared
+		 * CQs).  So it is cancelled here, and waited for.
+		 */
+		atomic_store(&r->port.closing, true);
+		(void)fi_cancel(&c->ep->fid, &r->port.rx_one);
+		until = fab_ms() + FAB_RDM_LINGER_MS;
+		while (atomic_load(&r->port.rx_out) > 0 && fab_ms() < until)
+			fab_conn_progress(c);
+		if (atomic_load(&r->port.rx_out) > 0)
+			FAB_LOG_NOTICE("qp %u: the control receive was not cancelled within %d ms",
+				       c->qp_num, FAB_RDM_LINGER_MS);
 		/* the group's drains leave the closing endpoint's control entries alone */
 		fab_source_hold(&c->grp->src);
 		r->ctl_dead = true;
