@@ -408,6 +408,7 @@ struct fab_peer {
 	struct fab_cqg *cqgs;	       /* the groups, each with room or not */
 	_Atomic uint32_t own_cq_conns; /* connections with a libfabric CQ of their own */
 	uint32_t own_cq_limit;	       /* RPMA_FABRIC_OWN_CQS */
+	bool own_cq_asked;	       /* RPMA_FABRIC_OWN_CQS is set (fab_cqg_wanted) */
 };
 
 /* ----- software event queue (connection events, connection requests) */

@@ -42,7 +42,8 @@ void fab_cqg_peer_init(struct fab_peer *p)
 		FAB_LOG_WARNING("RPMA_FABRIC_OWN_CQS=%s is not a number: %u kept", bad,
 				p->own_cq_limit);
 	const char *v = getenv("RPMA_FABRIC_OWN_CQS");
-	if (v != NULL && *v != '\0')
+	p->own_cq_asked = v != NULL && *v != '\0';
+	if (p->own_cq_asked)
 		FAB_LOG_INFO("RPMA_FABRIC_OWN_CQS=%u: later connections share CQs",
 			     p->own_cq_limit);
 }
@@ -62,11 +63,8 @@ void fab_cqg_peer_fini(struct fab_peer *p)
  */
 bool fab_cqg_wanted(struct fab_peer *p)
 {
-	if (p->rdm) {
-		const char *v = getenv("RPMA_FABRIC_OWN_CQS");
-		if (v == NULL || *v == '\0')
-			return false;
-	}
+	if (p->rdm && !p->own_cq_asked)
+		return false;
 	return atomic_load(&p->own_cq_conns) >= p->own_cq_limit;
 }
 
